@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The one command that runs every test of the project on a fresh machine (README).
+# It installs and starts what the tests need, then runs vet, the race-enabled Go suite and the
+# criteria corpus. Exit status is non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export SCOPE_HYGIENE_PG_DSN="${SCOPE_HYGIENE_PG_DSN:-postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable}"
+scripts/services.sh
+
+echo "== go vet"
+go vet ./...
+
+echo "== go test -race"
+go test -race -count=1 -timeout 15m ./...
+
+echo "== rules test (corpus re-pass, pin, coverage)"
+go run ./tools/rules test --coverage
