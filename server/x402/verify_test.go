@@ -54,9 +54,9 @@ func TestChecklistMutations(t *testing.T) {
 
 	type tc struct {
 		name   string
-		parts  func(p *parts)            // mutate the transaction
-		pay    func(p *PaymentPayload)   // mutate the payload
-		header func(h string) string     // mutate the header text
+		parts  func(p *parts)          // mutate the transaction
+		pay    func(p *PaymentPayload) // mutate the payload
+		header func(h string) string   // mutate the header text
 		item   string
 		reason string
 	}
