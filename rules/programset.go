@@ -1,0 +1,337 @@
+package rules
+
+import (
+	"time"
+
+	"cel.dev/cel-go/interpreter"
+)
+
+// Factors are the five factors in report order.
+var Factors = []string{"scope_presence", "unscoped_rate", "cross_scope_clusters", "scope_conflicts", "duplicates"}
+
+func factorIndex(f string) int {
+	for i, x := range Factors {
+		if x == f {
+			return i
+		}
+	}
+	return -1
+}
+
+// The per-record predicates the evaluator reads, in the phases the criteria file groups them.
+var (
+	recordSlots = []string{"split_state", "contested", "template", "source_passage", "eligible", "m1", "m3",
+		"cycle_anchor", "malformed_marker", "non_sharing"}
+	markSlots = []string{"covered", "contradiction"}
+)
+
+// Slot names one per-record predicate.
+type Slot int
+
+// The slots, by name. Their expressions live in criteria.yaml (record.predicates, record.marks).
+const (
+	SplitState Slot = iota
+	Contested
+	Template
+	SourcePassage
+	Eligible
+	M1
+	M3
+	CycleAnchor
+	MalformedMarker
+	NonSharing
+	Covered
+	Contradiction
+	numSlots
+)
+
+func slotName(s Slot) string {
+	if int(s) < len(recordSlots) {
+		return recordSlots[s]
+	}
+	return markSlots[int(s)-len(recordSlots)]
+}
+
+// ProgramSet is a compiled criteria revision: immutable, safe for concurrent use, identified by
+// criteria id, revision and the SHA-256 of the criteria file.
+type ProgramSet struct {
+	c      *Criteria
+	name   string
+	source []byte
+	digest string
+
+	liveness    []*Program
+	recordPreds []*Program // phase 1 then marks, in file order
+	phase1      int        // recordPreds[:phase1] are record.predicates
+	slotIndex   map[string]int
+	slotOf      [numSlots]int // Slot -> index into recordPreds
+
+	conflicts       []ConflictProgram
+	clusterForms    *Program
+	templateLineage *Program
+	b5Runs          *Program
+	precedence      []PrecedenceProgram
+	gates           [5][]GateProgram
+}
+
+// ConflictProgram is one compiled conflict sub-check.
+type ConflictProgram struct {
+	ID       string
+	Applies  *Program
+	Conflict *Program
+}
+
+// PrecedenceProgram is one compiled step of the cluster decision precedence.
+type PrecedenceProgram struct {
+	ID        string
+	Class     string
+	Reason    string
+	Statement string
+	When      *Program
+}
+
+// GateProgram is one compiled assessability gate.
+type GateProgram struct {
+	Reason string
+	When   *Program
+}
+
+// Criteria returns the decoded criteria. Callers must not modify it.
+func (ps *ProgramSet) Criteria() *Criteria { return ps.c }
+
+// ID is the criteria id.
+func (ps *ProgramSet) ID() string { return ps.c.CriteriaID }
+
+// Revision is the criteria revision.
+func (ps *ProgramSet) Revision() string { return ps.c.CriteriaRevision }
+
+// Digest is "sha256:<hex>" of the criteria file's bytes.
+func (ps *ProgramSet) Digest() string { return ps.digest }
+
+// Source is the criteria file's bytes.
+func (ps *ProgramSet) Source() []byte { return append([]byte(nil), ps.source...) }
+
+// Name is the file name the criteria were loaded from.
+func (ps *ProgramSet) Name() string { return ps.name }
+
+// BodyCap is the published request-body cap in bytes.
+func (ps *ProgramSet) BodyCap() int { return ps.c.Caps.BodyBytes }
+
+// FreeTier returns the free pre-check allowance.
+func (ps *ProgramSet) FreeTier() (perDay int, minInterval time.Duration) {
+	return ps.c.FreeTier.PerDay, time.Duration(ps.c.FreeTier.MinIntervalMS) * time.Millisecond
+}
+
+// PriceUnits is the price of one audit in USDC base units.
+func (ps *ProgramSet) PriceUnits() int64 { return ps.c.Price.USDCUnitsPerCall }
+
+// PriceLabel is the published price label.
+func (ps *ProgramSet) PriceLabel() string { return ps.c.Price.Label }
+
+// Liveness are the liveness conditions in file order.
+func (ps *ProgramSet) Liveness() []*Program { return ps.liveness }
+
+// RecordPredicates are the per-record predicates in file order (record.predicates, then marks).
+func (ps *ProgramSet) RecordPredicates() []*Program { return ps.recordPreds }
+
+// Conflicts are the conflict sub-checks in file order.
+func (ps *ProgramSet) Conflicts() []ConflictProgram { return ps.conflicts }
+
+// ClusterForms, TemplateLineage and B5Runs are the named cluster predicates.
+func (ps *ProgramSet) ClusterForms() *Program    { return ps.clusterForms }
+func (ps *ProgramSet) TemplateLineage() *Program { return ps.templateLineage }
+func (ps *ProgramSet) B5Runs() *Program          { return ps.b5Runs }
+
+// Precedence is the cluster decision precedence in order.
+func (ps *ProgramSet) Precedence() []PrecedenceProgram { return ps.precedence }
+
+// Gates are the gates of one factor in order.
+func (ps *ProgramSet) Gates(factor string) []GateProgram {
+	i := factorIndex(factor)
+	if i < 0 {
+		return nil
+	}
+	return ps.gates[i]
+}
+
+// Programs lists every compiled program of the set, in file order within each section.
+func (ps *ProgramSet) Programs() []*Program {
+	var out []*Program
+	out = append(out, ps.liveness...)
+	out = append(out, ps.recordPreds...)
+	for _, c := range ps.conflicts {
+		out = append(out, c.Applies, c.Conflict)
+	}
+	out = append(out, ps.clusterForms, ps.templateLineage, ps.b5Runs)
+	for _, p := range ps.precedence {
+		out = append(out, p.When)
+	}
+	for _, gs := range ps.gates {
+		for _, g := range gs {
+			out = append(out, g.When)
+		}
+	}
+	return out
+}
+
+// Scope identifies an evaluation's family, form and variant.
+type Scope struct {
+	Family, Form, Variant string
+}
+
+// RecordActivation is the input of the per-record programs. One is reused per record to keep the
+// request path free of per-record maps.
+type RecordActivation struct {
+	Scope
+	Record *Record
+	Live   bool
+	vals   [numSlots]bool // indexed like ProgramSet.recordPreds
+	index  map[string]int
+	ps     *ProgramSet
+}
+
+// NewRecordActivation returns an activation bound to this program set.
+func (ps *ProgramSet) NewRecordActivation(s Scope) *RecordActivation {
+	return &RecordActivation{Scope: s, index: ps.slotIndex, ps: ps}
+}
+
+// ResolveName implements interpreter.Activation.
+func (a *RecordActivation) ResolveName(name string) (any, bool) {
+	switch name {
+	case "record":
+		return a.Record, true
+	case "family":
+		return a.Family, true
+	case "form":
+		return a.Form, true
+	case "variant":
+		return a.Variant, true
+	case "live":
+		return a.Live, true
+	}
+	if i, ok := a.index[name]; ok {
+		return a.vals[i], true
+	}
+	return nil, false
+}
+
+// Parent implements interpreter.Activation.
+func (a *RecordActivation) Parent() interpreter.Activation { return nil }
+
+// Get returns a slot's value after EvalRecord / EvalMarks.
+func (a *RecordActivation) Get(s Slot) bool { return a.vals[a.ps.slotOf[s]] }
+
+// EvalLiveness evaluates the liveness conditions for a.Record and sets a.Live. It stops at the
+// first condition that holds; fired receives its index (or -1 when the record is live).
+func (ps *ProgramSet) EvalLiveness(a *RecordActivation) (fired int, err error) {
+	for i, p := range ps.liveness {
+		b, err := p.Bool(a)
+		if err != nil {
+			return -1, err
+		}
+		if b {
+			a.Live = false
+			return i, nil
+		}
+	}
+	a.Live = true
+	return -1, nil
+}
+
+// EvalRecord evaluates record.predicates (phase 1) in file order.
+func (ps *ProgramSet) EvalRecord(a *RecordActivation) error {
+	for i := 0; i < ps.phase1; i++ {
+		b, err := ps.recordPreds[i].Bool(a)
+		if err != nil {
+			return err
+		}
+		a.vals[i] = b
+	}
+	return nil
+}
+
+// EvalMarks evaluates record.marks (after the M4 walk has set a.Record.M4Resolves).
+func (ps *ProgramSet) EvalMarks(a *RecordActivation) error {
+	for i := ps.phase1; i < len(ps.recordPreds); i++ {
+		b, err := ps.recordPreds[i].Bool(a)
+		if err != nil {
+			return err
+		}
+		a.vals[i] = b
+	}
+	return nil
+}
+
+// ClusterActivation is the input of the cluster programs.
+type ClusterActivation struct {
+	Scope
+	Cluster *Cluster
+	B5      bool
+}
+
+// ResolveName implements interpreter.Activation.
+func (a *ClusterActivation) ResolveName(name string) (any, bool) {
+	switch name {
+	case "cluster":
+		return a.Cluster, true
+	case "family":
+		return a.Family, true
+	case "form":
+		return a.Form, true
+	case "variant":
+		return a.Variant, true
+	case "b5_runs":
+		return a.B5, true
+	}
+	return nil, false
+}
+
+// Parent implements interpreter.Activation.
+func (a *ClusterActivation) Parent() interpreter.Activation { return nil }
+
+// SubmissionActivation is the input of the gates.
+type SubmissionActivation struct {
+	Scope
+	Submission *Submission
+}
+
+// ResolveName implements interpreter.Activation.
+func (a *SubmissionActivation) ResolveName(name string) (any, bool) {
+	switch name {
+	case "submission":
+		return a.Submission, true
+	case "family":
+		return a.Family, true
+	case "form":
+		return a.Form, true
+	case "variant":
+		return a.Variant, true
+	}
+	return nil, false
+}
+
+// Parent implements interpreter.Activation.
+func (a *SubmissionActivation) Parent() interpreter.Activation { return nil }
+
+// Gate resolves a factor's status: the reason of the first gate that holds, or "" (ASSESSABLE).
+func (ps *ProgramSet) Gate(factor string, a *SubmissionActivation) (reason string, err error) {
+	for _, g := range ps.Gates(factor) {
+		b, err := g.When.Bool(a)
+		if err != nil {
+			return "", err
+		}
+		if b {
+			return g.Reason, nil
+		}
+	}
+	return "", nil
+}
+
+func slotByName(name string) Slot {
+	for s := Slot(0); s < numSlots; s++ {
+		if slotName(s) == name {
+			return s
+		}
+	}
+	return numSlots
+}
