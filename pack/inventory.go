@@ -1,0 +1,178 @@
+package pack
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"sort"
+)
+
+// Inventory describes one pack for the caller: what was read, what was produced, what was
+// dropped, derived or left absent, and the digest of the exact submission bytes. It stays with
+// the caller; the service never asks for it.
+type Inventory struct {
+	Kind     string          `json:"kind"`
+	Note     string          `json:"note"`
+	Source   string          `json:"source"`
+	Family   string          `json:"family"`
+	Form     string          `json:"form"`
+	Variant  string          `json:"variant"`
+	Inputs   []InventoryFile `json:"inputs"`
+	Records  RecordCounts    `json:"records"`
+	Fields   FieldReport     `json:"fields"`
+	Absent   []AbsentField   `json:"absent_in_native_format"`
+	Unresolv map[string]int  `json:"unresolved"`
+	Counts   map[string]int  `json:"counts"`
+	Notes    []string        `json:"notes"`
+	Output   []OutputPart    `json:"submission"`
+	Splits   []string        `json:"split_notes,omitempty"`
+
+	dropped  map[string]int
+	derived  map[string]int
+	kept     map[string]bool
+	derivedN map[string]string
+}
+
+// InventoryFile is one input file: its name as given, size and SHA-256.
+type InventoryFile struct {
+	Role   string `json:"role"`
+	File   string `json:"file"`
+	Bytes  int    `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+// RecordCounts counts the packed records.
+type RecordCounts struct {
+	Total   int            `json:"total"`
+	ByClass map[string]int `json:"by_class"`
+}
+
+// FieldReport lists native members dropped, kept under metadata._native, and derived fields.
+type FieldReport struct {
+	Dropped          map[string]int `json:"dropped"`
+	KeptInMetadata   []string       `json:"kept_in_metadata_native"`
+	Derived          []DerivedField `json:"derived"`
+	ScopeFieldsFound map[string]int `json:"scope_fields_on_records"`
+}
+
+// DerivedField is a field the converter derived, how, and on how many records.
+type DerivedField struct {
+	Field   string `json:"field"`
+	Records int    `json:"records"`
+	How     string `json:"how"`
+}
+
+// AbsentField is a field the native format does not carry, left absent in the submission.
+type AbsentField struct {
+	Field string `json:"field"`
+	Note  string `json:"note"`
+}
+
+// OutputPart is one written submission (the whole pack, or one part of a split).
+type OutputPart struct {
+	File    string `json:"file,omitempty"`
+	Records int    `json:"records"`
+	Bytes   int    `json:"bytes"`
+	SHA256  string `json:"sha256"`
+}
+
+func newInventory(opt Options) *Inventory {
+	return &Inventory{
+		Kind:     "pack_inventory",
+		Note:     "This inventory stays with the caller: the service never asks for it and never stores it.",
+		Source:   string(opt.Source),
+		Unresolv: map[string]int{},
+		Counts:   map[string]int{},
+		Notes:    []string{},
+		Absent:   []AbsentField{},
+		dropped:  map[string]int{},
+		derived:  map[string]int{},
+		kept:     map[string]bool{},
+		derivedN: map[string]string{},
+	}
+}
+
+// SHA256Hex is the lowercase hex SHA-256 of b.
+func SHA256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func (inv *Inventory) addFiles(role string, fs []File) {
+	for _, f := range fs {
+		inv.Inputs = append(inv.Inputs, InventoryFile{Role: role, File: f.Name, Bytes: len(f.Data), SHA256: SHA256Hex(f.Data)})
+	}
+}
+
+func (inv *Inventory) drop(field string)             { inv.dropped[field]++ }
+func (inv *Inventory) keep(field string)             { inv.kept[field] = true }
+func (inv *Inventory) count(what string, n int)      { inv.Counts[what] += n }
+func (inv *Inventory) unresolved(what string, n int) { inv.Unresolv[what] += n }
+func (inv *Inventory) note(s string)                 { inv.Notes = append(inv.Notes, s) }
+func (inv *Inventory) absent(field, note string) {
+	inv.Absent = append(inv.Absent, AbsentField{Field: field, Note: note})
+}
+func (inv *Inventory) derive(field, how string) {
+	inv.derived[field]++
+	inv.derivedN[field] = how
+}
+
+// scopeFields are the record fields reported in scope_fields_on_records.
+var scopeFields = []string{"user_id", "agent_id", "app_id", "run_id", "session_id", "group_id", "graph_id", "attached_to"}
+
+func (inv *Inventory) setRecords(s *Submission) {
+	inv.Family, inv.Form, inv.Variant = s.Family, s.Form, s.Variant
+	inv.Records = RecordCounts{Total: len(s.Records), ByClass: map[string]int{}}
+	found := map[string]int{}
+	for _, r := range s.Records {
+		c, _ := r["record_class"].(string)
+		if c == "" {
+			c = "(none)"
+		}
+		inv.Records.ByClass[c]++
+		for _, k := range scopeFields {
+			if v, ok := r[k]; ok {
+				if k == "attached_to" {
+					if l, ok := v.([]string); ok && len(l) == 0 {
+						continue
+					}
+				}
+				if isSet(v) || k == "attached_to" {
+					found[k]++
+				}
+			}
+		}
+	}
+	inv.Fields.Dropped = inv.dropped
+	inv.Fields.ScopeFieldsFound = found
+	inv.Fields.KeptInMetadata = sortedKeys(inv.kept)
+	inv.Fields.Derived = []DerivedField{}
+	for _, k := range sortedKeys(inv.derived) {
+		inv.Fields.Derived = append(inv.Fields.Derived, DerivedField{Field: k, Records: inv.derived[k], How: inv.derivedN[k]})
+	}
+	sort.SliceStable(inv.Absent, func(i, j int) bool { return inv.Absent[i].Field < inv.Absent[j].Field })
+}
+
+// SetOutputs records the written submission bytes (one entry per part) and the split notes.
+func (inv *Inventory) SetOutputs(parts []OutputPart, splitNotes []string) {
+	inv.Output = parts
+	inv.Splits = splitNotes
+}
+
+// Part returns the OutputPart describing body written to file (file may be "" for stdout).
+func Part(file string, records int, body []byte) OutputPart {
+	return OutputPart{File: file, Records: records, Bytes: len(body), SHA256: SHA256Hex(body)}
+}
+
+// Marshal returns the inventory as indented JSON with a trailing newline.
+func (inv *Inventory) Marshal() ([]byte, error) {
+	b, err := marshalCompact(inv)
+	if err != nil {
+		return nil, err
+	}
+	var out []byte
+	out, err = indent(b)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, '\n'), nil
+}

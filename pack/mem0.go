@@ -1,0 +1,208 @@
+package pack
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// mem0ScopeKeys are copied as the store names them (the platform list calls the run id
+// session_id; the search endpoint and the OSS library call it run_id). The criteria normalise.
+var mem0ScopeKeys = []string{"user_id", "agent_id", "app_id", "run_id", "session_id"}
+
+// mem0Dropped are search/embedding artefacts that say nothing about the stored record.
+var mem0Dropped = map[string]bool{
+	"score": true, "score_breakdown": true, "embedding": true, "vector": true,
+	"previous_embedding_qwen": true, "embedding_qwen": true,
+}
+
+var mem0EnvelopeKeys = []string{"results", "memories", "items", "data"}
+
+func buildMem0(in Inputs, opt Options, inv *Inventory) ([]Record, error) {
+	oss := opt.Source == Mem0OSS
+	class := "mem0_memory"
+	if oss {
+		class = "mem0_oss_memory"
+	}
+	mapped := map[string]bool{"id": true, "memory": true, "metadata": true, "replaced_by": true, "lifecycle_state": true}
+	if oss {
+		mapped["data"] = true
+	}
+	for _, k := range mem0ScopeKeys {
+		mapped[k] = true
+	}
+	var recs []Record
+	index := map[string]int{}
+	var envCount int64
+	var pagesWithEnvelope, lastPages int
+	for _, f := range in.Records {
+		items, env, err := readItems(f, mem0EnvelopeKeys...)
+		if err != nil {
+			return nil, err
+		}
+		if env.Key != "" {
+			pagesWithEnvelope++
+			if env.HasCount && env.Count > envCount {
+				envCount = env.Count
+			}
+			if env.HasNext && env.NextNull {
+				lastPages++
+			}
+		}
+		for i, it := range items {
+			id, ok := str(it, "id")
+			if !ok || id == "" {
+				return nil, fmt.Errorf("pack: %s: item %d: id missing or not a string", f.Name, i)
+			}
+			text, ok := str(it, "memory")
+			if !ok && oss {
+				text, ok = str(it, "data") // raw vector-store payload names the text "data"
+			}
+			if !ok {
+				return nil, fmt.Errorf("pack: %s: item %d: memory text missing or not a string", f.Name, i)
+			}
+			rec := Record{"id": id, "content_text": text, "record_class": class}
+			for _, k := range mem0ScopeKeys {
+				if v, ok := it[k]; ok && v != nil {
+					rec[k] = v
+				}
+			}
+			if v, ok := it["replaced_by"]; ok && v != nil {
+				rec["replaced_by"] = v
+			}
+			if v, ok := it["lifecycle_state"]; ok && v != nil {
+				rec["lifecycle_state"] = v
+			}
+			native := splitNative(it, mapped, mem0Dropped, inv)
+			withMetadata(rec, it["metadata"], native, inv)
+			if j, dup := index[id]; dup {
+				if sameRecord(recs[j], rec) {
+					inv.count("duplicate_items_dropped (same id, same record, e.g. overlapping pages)", 1)
+					continue
+				}
+				return nil, fmt.Errorf("pack: %s: item %d: id repeats an earlier item with different fields", f.Name, i)
+			}
+			index[id] = len(recs)
+			recs = append(recs, rec)
+		}
+	}
+	if pagesWithEnvelope > 0 {
+		if envCount > int64(len(recs)) {
+			inv.note(fmt.Sprintf("the pagination envelopes report count %d but %d records were read: pages may be missing", envCount, len(recs)))
+		}
+		if lastPages == 0 {
+			inv.note("no page with next = null was given: the dump may be incomplete")
+		}
+	}
+	if err := applyMem0History(in.History, recs, index, inv); err != nil {
+		return nil, err
+	}
+	if oss {
+		inv.absent("app_id", "Mem0 OSS has no app_id entity; an app_id inside metadata stays in metadata and is never promoted to a scope")
+		inv.absent("replaced_by", "Mem0 OSS has no supersede pointer")
+		inv.absent("lifecycle_state", "Mem0 OSS has no lifecycle state")
+	} else {
+		inv.absent("lifecycle_state", "present only on v1 get/list responses; copied where a record carries it")
+	}
+	inv.absent("is_deleted", "deletes are hard deletes (the record leaves the dump); set only from a DELETE history event when history files are given")
+	inv.absent("expired_at", "not derived: expiration_date is kept as given under metadata._native")
+	return recs, nil
+}
+
+// sameRecord compares two packed records by their JSON encoding.
+func sameRecord(a, b Record) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(x) == string(y)
+}
+
+type mem0Event struct {
+	at      time.Time
+	hasTime bool
+	deleted bool
+	order   int
+}
+
+// applyMem0History marks records deleted whose latest history event is a DELETE (platform
+// event "DELETE", or an OSS history.db row with is_deleted 1/true).
+func applyMem0History(files []File, recs []Record, index map[string]int, inv *Inventory) error {
+	if len(files) == 0 {
+		return nil
+	}
+	latest := map[string]mem0Event{}
+	order := 0
+	for _, f := range files {
+		items, _, err := readItems(f, mem0EnvelopeKeys...)
+		if err != nil {
+			return err
+		}
+		for i, it := range items {
+			mid, ok := str(it, "memory_id")
+			if !ok || mid == "" {
+				return fmt.Errorf("pack: %s: history item %d: memory_id missing or not a string", f.Name, i)
+			}
+			ev, _ := str(it, "event")
+			del := ev == "DELETE" || truthy(it["is_deleted"])
+			e := mem0Event{deleted: del, order: order}
+			order++
+			inv.count("history_events_read", 1)
+			for _, k := range []string{"created_at", "updated_at"} {
+				if s, ok := str(it, k); ok {
+					if t, err := parseTime(s); err == nil {
+						e.at, e.hasTime = t, true
+						break
+					}
+				}
+			}
+			if prev, ok := latest[mid]; ok && !later(e, prev) {
+				continue
+			}
+			latest[mid] = e
+		}
+	}
+	absent := 0
+	for _, mid := range sortedKeys(latest) {
+		e := latest[mid]
+		if !e.deleted {
+			continue
+		}
+		j, ok := index[mid]
+		if !ok {
+			absent++
+			continue
+		}
+		recs[j]["is_deleted"] = true
+		inv.derive("is_deleted", "true where the memory's latest history event is DELETE (or is_deleted)")
+	}
+	if absent > 0 {
+		inv.count("history_deletes_for_memories_not_in_the_dump (not emitted)", absent)
+	}
+	return nil
+}
+
+// later reports whether event a comes after b: by time when both carry one, else by input order.
+func later(a, b mem0Event) bool {
+	if a.hasTime && b.hasTime && !a.at.Equal(b.at) {
+		return a.at.After(b.at)
+	}
+	return a.order > b.order
+}
+
+func truthy(v any) bool {
+	switch t := v.(type) {
+	case bool:
+		return t
+	case json.Number:
+		return t.String() == "1"
+	}
+	return false
+}
+
+func parseTime(s string) (time.Time, error) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999-07:00", "2006-01-02 15:04:05.999999999"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("pack: unparsed time")
+}
