@@ -1,0 +1,193 @@
+// Package store is the service's only persistence: the payments ledger (exactly the criteria's
+// closed field list) and the free-tier counters. It never holds any part of an export.
+//
+// Two backends implement Store: server/store/sqlite (the embedded default) and
+// server/store/postgres (shared by replicas). Both apply their own embedded, numbered migrations;
+// a later feature adds a table by dropping a new NNNN_name.sql file next to the existing ones.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Op values written to the ledger.
+const (
+	OpAudit = "audit"
+)
+
+// ErrNotFound is returned when a ledger row does not exist.
+var ErrNotFound = errors.New("store: not found")
+
+// Store is the persistence interface shared by every backend.
+type Store interface {
+	// TakeFree atomically decides one free-tier call for the caller key and, when it is
+	// allowed, consumes it (one statement in one transaction, shared by every replica that uses
+	// the same database). A refused call consumes nothing.
+	TakeFree(ctx context.Context, key string, now time.Time, limits FreeLimits) (FreeDecision, error)
+	// AppendLedger writes one ledger row and returns its surrogate id.
+	AppendLedger(ctx context.Context, e LedgerEntry) (int64, error)
+	// ListLedger returns ledger rows with ID greater than afterID, oldest first, at most limit.
+	ListLedger(ctx context.Context, afterID int64, limit int) ([]LedgerEntry, error)
+	// MarkRefund sets the refund flag of one ledger row.
+	MarkRefund(ctx context.Context, id int64) error
+	// Tripwires returns the kill-line figures over the window [now-window, now].
+	Tripwires(ctx context.Context, now time.Time, window time.Duration) (Tripwires, error)
+	// LedgerColumns lists the ledger table's columns as the database reports them (for the
+	// closed-field-list test and the ledger subcommand's self-check).
+	LedgerColumns(ctx context.Context) ([]string, error)
+	// Tables lists the backend's tables (used by the retention tests to scan every table).
+	Tables(ctx context.Context) ([]string, error)
+	// DumpTable returns every row of one table rendered as text, for the retention tests.
+	DumpTable(ctx context.Context, table string) ([]string, error)
+	// Close releases the backend.
+	Close() error
+}
+
+// FreeLimits are the published free-tier limits.
+type FreeLimits struct {
+	PerDay      int
+	MinInterval time.Duration
+}
+
+// FreeOutcome is the result of one free-tier check.
+type FreeOutcome int
+
+const (
+	// FreeAllowed means the call was counted and may proceed.
+	FreeAllowed FreeOutcome = iota
+	// FreeExhausted means the daily allowance is used up (HTTP 402, R-30).
+	FreeExhausted
+	// FreeTooSoon means the call came before the minimum interval elapsed (HTTP 429, R-30).
+	FreeTooSoon
+)
+
+// FreeDecision is what TakeFree decided.
+type FreeDecision struct {
+	Outcome FreeOutcome
+	// Used is the number of calls counted for the caller today, this one included when allowed.
+	Used int
+	// RetryAfter is how long until the next call can be allowed (FreeTooSoon only).
+	RetryAfter time.Duration
+}
+
+// LedgerEntry is one ledger row: exactly the criteria's custody.ledger_closed_fields.
+type LedgerEntry struct {
+	// ID is the surrogate primary key (assigned by the store).
+	ID int64
+	// PayerWallet is the payer's wallet ("" when none, e.g. a house audit).
+	PayerWallet string
+	// Timestamp is the time of the call (UTC, whole milliseconds are kept).
+	Timestamp time.Time
+	// Day is the UTC day of Timestamp, YYYY-MM-DD.
+	Day string
+	// PriceUSDCUnits is the price charged in USDC base units (0 for a house audit).
+	PriceUSDCUnits int64
+	// CAD is the Canadian-dollar fair-market-value block of the price.
+	CAD CADBlock
+	// PaymentTx is the payment transaction id ("" when none).
+	PaymentTx string
+	// SolanaFeeLamports is the Solana fee of the payment (nil when none).
+	SolanaFeeLamports *int64
+	// CriteriaVersion is the criteria revision the result was computed under.
+	CriteriaVersion string
+	// VerdictLine is the report's verdict line.
+	VerdictLine string
+	// Op is the operation (OpAudit).
+	Op string
+	// UndeclaredClusters is the undeclared-cluster count, nil when that factor is NOT ASSESSABLE.
+	UndeclaredClusters *int
+	// House marks an operator's house audit (never a paid call).
+	House bool
+}
+
+// CADBlock is the CAD fair-market-value block of a ledger row.
+type CADBlock struct {
+	// Rate is the USD→CAD rate as a decimal string ("" when pending).
+	Rate string
+	// RateDate is the rate's date, YYYY-MM-DD ("" when pending).
+	RateDate string
+	// Basis names the rate's source ("" when pending).
+	Basis string
+	// Pending is true while the rate is not yet fixed.
+	Pending bool
+	// Refund is true when the call was refunded.
+	Refund bool
+}
+
+// Tripwires are the kill-line figures the service can compute from its own store.
+type Tripwires struct {
+	// PaidCalls counts ledger rows of op audit, not house, in the window.
+	PaidCalls int64
+	// Refunds counts those paid calls that were refunded.
+	Refunds int64
+	// FreeCalls counts free pre-check calls allowed in the window.
+	FreeCalls int64
+	// HouseCalls counts house audits in the window (never counted as paid).
+	HouseCalls int64
+}
+
+// RefundShare is Refunds / PaidCalls (0 when there are no paid calls).
+func (t Tripwires) RefundShare() float64 {
+	if t.PaidCalls == 0 {
+		return 0
+	}
+	return float64(t.Refunds) / float64(t.PaidCalls)
+}
+
+// Day returns the UTC day string of t.
+func Day(t time.Time) string { return t.UTC().Format(time.DateOnly) }
+
+// LedgerField maps one entry of the criteria's closed field list to its ledger columns.
+type LedgerField struct {
+	// Label is the criteria's text for the field, verbatim.
+	Label string
+	// Columns are the ledger columns that hold it.
+	Columns []string
+}
+
+// LedgerSurrogateKey is the one ledger column that is not a criteria field.
+const LedgerSurrogateKey = "id"
+
+// LedgerFields is the closed field list of custody.ledger_closed_fields, column by column. A test
+// checks the labels against the criteria and the columns against both backends' schemas.
+var LedgerFields = []LedgerField{
+	{"payer wallet", []string{"payer_wallet"}},
+	{"timestamp/day", []string{"ts", "day"}},
+	{"price (USDC units) with the CAD fair-market-value block (rate, rate date, basis, cad_pending, refund)",
+		[]string{"price_usdc_units", "cad_rate", "cad_rate_date", "cad_basis", "cad_pending", "refund"}},
+	{"payment tx id + Solana fee (lamports)", []string{"payment_tx", "solana_fee_lamports"}},
+	{"criteria version", []string{"criteria_version"}},
+	{"verdict line", []string{"verdict_line"}},
+	{"op", []string{"op"}},
+	{"undeclared-cluster count (null when the factor is NOT ASSESSABLE)", []string{"undeclared_clusters"}},
+	{"house flag", []string{"house"}},
+}
+
+// LedgerColumnNames is the flattened column list of LedgerFields plus the surrogate key.
+func LedgerColumnNames() []string {
+	cols := []string{LedgerSurrogateKey}
+	for _, f := range LedgerFields {
+		cols = append(cols, f.Columns...)
+	}
+	return cols
+}
+
+// Decide turns the stored state of a caller that a conditional update refused into the
+// refusal's kind. day/used/lastMS are the stored row; the call is at now.
+func Decide(now time.Time, day string, used int, lastMS int64, limits FreeLimits) FreeDecision {
+	if day == Day(now) && used >= limits.PerDay {
+		return FreeDecision{Outcome: FreeExhausted, Used: used}
+	}
+	wait := time.Duration(lastMS+limits.MinInterval.Milliseconds()-now.UnixMilli()) * time.Millisecond
+	if wait <= 0 {
+		// Refused by a concurrent change between statement and read: report the minimum wait.
+		wait = time.Millisecond
+	}
+	u := used
+	if day != Day(now) {
+		u = 0
+	}
+	return FreeDecision{Outcome: FreeTooSoon, Used: u, RetryAfter: wait}
+}
