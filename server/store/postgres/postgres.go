@@ -254,4 +254,3 @@ func (s *Store) strings(ctx context.Context, q string) ([]string, error) {
 	}
 	return out, nil
 }
-

@@ -60,9 +60,9 @@ func testLedgerRoundTrip(t *testing.T, open Opener) {
 	entries := []store.LedgerEntry{
 		{
 			PayerWallet: "4Nd1mYQzvgV8Vr3Z3nYb7pKdM3x5qJ8tq8z5w1sYcGkA", Timestamp: ts, Day: "2026-11-30",
-			PriceUSDCUnits: 50000,
-			CAD:            store.CADBlock{Rate: "1.3725", RateDate: "2026-11-29", Basis: "Bank of Canada daily average", Pending: false},
-			PaymentTx:      "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW",
+			PriceUSDCUnits:    50000,
+			CAD:               store.CADBlock{Rate: "1.3725", RateDate: "2026-11-29", Basis: "Bank of Canada daily average", Pending: false},
+			PaymentTx:         "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW",
 			SolanaFeeLamports: int64p(5000), CriteriaVersion: "1.0.0",
 			VerdictLine: "MEMORY SCOPE-HYGIENE — records: 2 · live: 2 · unscoped: 0.0% · undeclared cross-scope clusters: 0 · conflicts: NOT ASSESSABLE · live duplicates: 0 — 2026-11-30T12:00:00Z",
 			Op:          store.OpAudit, UndeclaredClusters: intp(0),
