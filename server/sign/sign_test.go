@@ -1,0 +1,222 @@
+package sign
+
+import (
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+func testSigner(t *testing.T) *Signer {
+	t.Helper()
+	seed := make([]byte, ed25519.SeedSize)
+	for i := range seed {
+		seed[i] = byte(i)
+	}
+	return NewSigner(ed25519.NewKeyFromSeed(seed))
+}
+
+type result struct {
+	Kind    string         `json:"kind"`
+	Records int            `json:"records"`
+	Line    string         `json:"verdict_line"`
+	Factors map[string]any `json:"factors"`
+}
+
+func sample() result {
+	return result{Kind: "precheck_result", Records: 12, Line: "MEMORY SCOPE-HYGIENE — records: 12 · <&>",
+		Factors: map[string]any{"b": map[string]any{"status": "NOT ASSESSABLE"}, "a": []int{3, 1}}}
+}
+
+func TestSignVerifyRoundTrip(t *testing.T) {
+	s := testSigner(t)
+	doc, err := s.Sign(sample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Verify(doc, s.Public())
+	if err != nil {
+		t.Fatalf("Verify: %v\n%s", err, doc)
+	}
+	if b.KeyID != s.KeyID() || b.Alg != Alg {
+		t.Fatalf("block = %+v", b)
+	}
+	// The signed document is JCS: keys sorted, no whitespace, signature member present.
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &m); err != nil || m[Member] == nil {
+		t.Fatalf("document: %v %s", err, doc)
+	}
+	// Deterministic (Ed25519 is deterministic).
+	doc2, _ := s.Sign(sample())
+	if string(doc) != string(doc2) {
+		t.Fatal("signing is not deterministic")
+	}
+}
+
+func TestVerifyFailsOnEveryChangedByte(t *testing.T) {
+	s := testSigner(t)
+	doc, err := s.Sign(sample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range doc {
+		for _, delta := range []byte{1, 0x20} {
+			mod := append([]byte(nil), doc...)
+			mod[i] ^= delta
+			if _, err := Verify(mod, s.Public()); err == nil {
+				t.Fatalf("byte %d ^ %#x still verifies", i, delta)
+			}
+		}
+	}
+	cases := map[string][]byte{
+		"trailing newline": append(append([]byte(nil), doc...), '\n'),
+		"leading space":    append([]byte(" "), doc...),
+		"truncated":        doc[:len(doc)-1],
+	}
+	for name, mod := range cases {
+		if _, err := Verify(mod, s.Public()); err == nil {
+			t.Errorf("%s: still verifies", name)
+		}
+	}
+}
+
+func TestVerifyErrors(t *testing.T) {
+	s := testSigner(t)
+	other := NewSigner(ed25519.NewKeyFromSeed(make([]byte, 32)))
+	doc, _ := s.Sign(sample())
+	unsigned, _ := Canonical(sample())
+	forged, _ := other.Sign(sample())
+	// Same key id as s but a signature from another key.
+	var m map[string]any
+	json.Unmarshal(forged, &m)
+	m[Member].(map[string]any)["key_id"] = s.KeyID()
+	swapped, _ := Canonical(m)
+	tests := []struct {
+		name string
+		doc  []byte
+		want error
+	}{
+		{"not json", []byte("nope"), ErrNotJSON},
+		{"array", []byte("[1]"), ErrNotJSON},
+		{"pretty printed", []byte("{\n \"a\": 1}"), ErrNotCanonical},
+		{"duplicate member", []byte(`{"a":1,"a":1}`), ErrNotCanonical},
+		{"unsigned", unsigned, ErrUnsigned},
+		{"other key", doc, nil},
+		{"wrong key id", forged, ErrUnknownKey},
+		{"forged value", swapped, ErrBadSignature},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Verify(tc.doc, s.Public())
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("Verify: %v", err)
+				}
+				if _, err := Verify(tc.doc, other.Public()); !errors.Is(err, ErrUnknownKey) {
+					t.Fatalf("Verify under another key: %v, want ErrUnknownKey", err)
+				}
+				return
+			}
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("Verify = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestSignRefusesExistingSignatureMember(t *testing.T) {
+	if _, err := testSigner(t).Sign(map[string]any{"signature": 1}); err == nil {
+		t.Fatal("Sign accepted a result with a signature member")
+	}
+}
+
+func TestLoadOrCreateKey(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "var", "signing-key.pem")
+	var wg sync.WaitGroup
+	ids := make([]string, 8)
+	created := make([]bool, 8)
+	for i := range ids {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			s, c, err := LoadOrCreateKey(path)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			ids[i], created[i] = s.KeyID(), c
+		}(i)
+	}
+	wg.Wait()
+	n := 0
+	for i := range ids {
+		if ids[i] != ids[0] {
+			t.Fatalf("concurrent first runs disagree on the key: %v", ids)
+		}
+		if created[i] {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d runs report creating the key, want 1", n)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Fatalf("key file mode %v, want 0600", st.Mode().Perm())
+	}
+	s, c, err := LoadOrCreateKey(path)
+	if err != nil || c || s.KeyID() != ids[0] {
+		t.Fatalf("second run: %v created=%v id=%s", err, c, s.KeyID())
+	}
+}
+
+func TestParsePublicKey(t *testing.T) {
+	s := testSigner(t)
+	dir := t.TempDir()
+	pubPEM, err := WritePublicPEM(s.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPath := filepath.Join(dir, "k.pem")
+	if _, _, err := LoadOrCreateKey(keyPath); err != nil {
+		t.Fatal(err)
+	}
+	priv, _ := os.ReadFile(keyPath)
+	fromPriv, _ := LoadKey(keyPath)
+	crit, _ := json.Marshal(map[string]any{"criteria_id": "x", CriteriaKeyMember: Publish(s.Public())})
+	badID := Publish(s.Public())
+	badID.KeyID = "ed25519:0000000000000000"
+	critBad, _ := json.Marshal(map[string]any{CriteriaKeyMember: badID})
+	tests := []struct {
+		name string
+		in   []byte
+		want ed25519.PublicKey
+	}{
+		{"criteria document", crit, s.Public()},
+		{"public PEM", pubPEM, s.Public()},
+		{"private PEM", priv, fromPriv.Public()},
+		{"criteria without key", []byte(`{"criteria_id":"x"}`), nil},
+		{"criteria with mismatched key id", critBad, nil},
+		{"garbage", []byte("garbage"), nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParsePublicKey(tc.in)
+			if tc.want == nil {
+				if err == nil {
+					t.Fatal("accepted")
+				}
+				return
+			}
+			if err != nil || !got.Equal(tc.want) {
+				t.Fatalf("got %x, %v", got, err)
+			}
+		})
+	}
+}
