@@ -1,0 +1,344 @@
+package x402
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"net/http"
+	"strings"
+	"time"
+
+	solana "github.com/gagliardetto/solana-go"
+)
+
+// Settlement policy defaults (published in docs/x402.md).
+const (
+	// DefaultPollInterval is the getSignatureStatuses polling period.
+	DefaultPollInterval = 250 * time.Millisecond
+	// DefaultConfirmTimeout bounds how long one request waits for confirmation.
+	DefaultConfirmTimeout = 30 * time.Second
+	// DefaultInFlightGrace is how long after its last update a reserved/submitted row is
+	// considered owned by the request that wrote it.
+	DefaultInFlightGrace = 45 * time.Second
+	// DefaultResumeWindow is how long after settlement an undelivered report can be resumed.
+	DefaultResumeWindow = 15 * time.Minute
+	// DefaultClaimLease is how long a started audit run blocks a resume unless it is abandoned.
+	DefaultClaimLease = 20 * time.Second
+	// DefaultMaxClaims is the number of audit runs one payment can start (first run + resumes).
+	DefaultMaxClaims = 3
+)
+
+// Settler runs the settlement state machine for verified payments.
+type Settler struct {
+	cfg      *Config
+	rpc      RPC
+	store    SettlementStore
+	payToATA solana.PublicKey
+	now      func() time.Time
+	sleep    func(context.Context, time.Duration) error
+
+	PollInterval   time.Duration
+	ConfirmTimeout time.Duration
+	InFlightGrace  time.Duration
+	ResumeWindow   time.Duration
+	ClaimLease     time.Duration
+	MaxClaims      int
+}
+
+// NewSettler returns a Settler with the default policy.
+func NewSettler(cfg *Config, r RPC, st SettlementStore, now func() time.Time) (*Settler, error) {
+	if now == nil {
+		now = time.Now
+	}
+	ata, err := cfg.PayToATA()
+	if err != nil {
+		return nil, err
+	}
+	return &Settler{cfg: cfg, rpc: r, store: st, payToATA: ata, now: now, sleep: sleepCtx,
+		PollInterval: DefaultPollInterval, ConfirmTimeout: DefaultConfirmTimeout, InFlightGrace: DefaultInFlightGrace,
+		ResumeWindow: DefaultResumeWindow, ClaimLease: DefaultClaimLease, MaxClaims: DefaultMaxClaims}, nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Receipt is a settled payment that may run one audit.
+type Receipt struct {
+	TxSig       string
+	Payer       string
+	Network     string
+	FeeLamports int64
+	Slot        uint64
+	// Resumed is true when this audit runs on an earlier settlement (no new charge).
+	Resumed bool
+	// LedgerID is the ledger row already written for this payment, if any.
+	LedgerID *int64
+}
+
+// Response is the PAYMENT-RESPONSE of a successful settlement.
+func (r *Receipt) Response() SettlementResponse {
+	return SettlementResponse{Success: true, Payer: r.Payer, Transaction: r.TxSig, Network: r.Network,
+		Amount: fmt.Sprint(PriceUnits)}
+}
+
+// Unavailable is a settlement that could not proceed for a reason on our side (RPC down,
+// settlement pending, store failure): HTTP 503, no audit, and no charge unless TxSig is set
+// and later reconciles.
+type Unavailable struct {
+	Item   string
+	Reason string
+	// TxSig is set when a broadcast may have happened (settlement_pending).
+	TxSig string
+}
+
+// Error implements error with static text.
+func (u *Unavailable) Error() string {
+	return "x402: settlement unavailable at " + u.Item + ": " + u.Reason
+}
+
+// HTTPStatus is 503.
+func (u *Unavailable) HTTPStatus() int { return http.StatusServiceUnavailable }
+
+func unavailable(item, reason string) *Unavailable { return &Unavailable{Item: item, Reason: reason} }
+
+// Settle reserves, co-signs, simulates, sends and confirms a verified payment, then reads the fee
+// and the balance change. It returns a Receipt, a *Rejection (402) or an *Unavailable (503).
+func (s *Settler) Settle(ctx context.Context, ver *Verified) (*Receipt, error) {
+	signed, sig, err := ver.CoSign(s.cfg.FeePayer)
+	if err != nil {
+		return nil, unavailable("S17", "cosign_failed")
+	}
+	now := s.now().UTC()
+	row := &Settlement{
+		TxSig: sig.String(), Challenge: ver.Challenge, ChallengeExpiry: ver.ChallengeExpiry.UTC(),
+		Payer: ver.Payer.String(), Network: s.cfg.Network.CAIP2, Blockhash: ver.Blockhash.String(),
+		Status: StatusReserved, CreatedAt: now, UpdatedAt: now,
+	}
+	// S18: reserve the transaction id before anything can be broadcast.
+	existing, err := s.store.Reserve(ctx, row)
+	if errors.Is(err, ErrChallengeUsed) {
+		return nil, reject("S18", ReasonDuplicateSettlement)
+	}
+	if err != nil {
+		return nil, unavailable("S18", "settlement_store_unavailable")
+	}
+	if existing != nil {
+		return s.onExisting(ctx, ver, signed, sig, existing)
+	}
+	return s.broadcast(ctx, signed, sig, row)
+}
+
+// release marks a never-broadcast or provably dead row released with a reason.
+func (s *Settler) release(ctx context.Context, row *Settlement, from Status, reason string) {
+	row.Status, row.Reason, row.UpdatedAt = StatusReleased, reason, s.now().UTC()
+	_, _ = s.store.Update(context.WithoutCancel(ctx), row, from)
+}
+
+// classify maps a simulation error to a reason.
+func classify(e TxError) (reason string, ours bool) {
+	j := errJSON(e)
+	switch {
+	case strings.Contains(j, "BlockhashNotFound"):
+		return ReasonBlockhashExpired, false
+	case strings.Contains(j, "AlreadyProcessed"):
+		return ReasonDuplicateSettlement, false
+	case strings.Contains(j, "InsufficientFundsForFee"), strings.Contains(j, "InsufficientFundsForRent"):
+		return "fee_payer_unfunded", true
+	case strings.Contains(j, `"InstructionError":[2,{"Custom":1}]`):
+		return ReasonInsufficientFunds, false
+	}
+	return ReasonSimulationFailed, false
+}
+
+// broadcast runs S19..S22 on a row this request reserved (status reserved).
+func (s *Settler) broadcast(ctx context.Context, signed []byte, sig solana.Signature, row *Settlement) (*Receipt, error) {
+	bh, err := solana.HashFromBase58(row.Blockhash)
+	if err != nil {
+		s.release(ctx, row, StatusReserved, ReasonUndecodable)
+		return nil, reject("S19", ReasonUndecodable)
+	}
+	valid, err := s.rpc.IsBlockhashValid(ctx, bh)
+	if err != nil {
+		s.release(ctx, row, StatusReserved, ReasonRPCUnavailable)
+		return nil, unavailable("S19", ReasonRPCUnavailable)
+	}
+	if !valid {
+		s.release(ctx, row, StatusReserved, ReasonBlockhashExpired)
+		return nil, reject("S19", ReasonBlockhashExpired)
+	}
+	// Upper bound of the last height this transaction can land at: its blockhash is not newer
+	// than the latest one.
+	_, lastValid, err := s.rpc.LatestBlockhash(ctx)
+	if err != nil {
+		s.release(ctx, row, StatusReserved, ReasonRPCUnavailable)
+		return nil, unavailable("S19", ReasonRPCUnavailable)
+	}
+	simErr, err := s.rpc.Simulate(ctx, signed)
+	if err != nil {
+		s.release(ctx, row, StatusReserved, ReasonRPCUnavailable)
+		return nil, unavailable("S19", ReasonRPCUnavailable)
+	}
+	if simErr != nil {
+		reason, ours := classify(simErr)
+		s.release(ctx, row, StatusReserved, reason)
+		if ours {
+			return nil, unavailable("S19", reason)
+		}
+		return nil, reject("S19", reason)
+	}
+	// S20: mark submitted before sending: from here on the row is never released unless the
+	// signature is provably absent and the blockhash provably dead.
+	row.Status, row.ExpiryHeight, row.UpdatedAt = StatusSubmitted, lastValid, s.now().UTC()
+	ok, err := s.store.Update(ctx, row, StatusReserved)
+	if err != nil || !ok {
+		s.release(ctx, row, StatusReserved, "settlement_store_unavailable")
+		return nil, unavailable("S20", "settlement_store_unavailable")
+	}
+	if _, err := s.rpc.Send(ctx, signed); err != nil && !isRPCReply(err) {
+		// Transport failure: the node may or may not have it. Fall through to confirmation;
+		// the row stays submitted and is reconciled, never re-sent blindly.
+		_ = err
+	}
+	st, err := s.waitConfirmed(ctx, sig)
+	if err != nil || st == nil {
+		return nil, &Unavailable{Item: "S20", Reason: ReasonSettlementPending, TxSig: row.TxSig}
+	}
+	if st.Err != nil {
+		row.Status, row.Reason, row.Slot, row.UpdatedAt = StatusFailed, ReasonTransactionFailed, st.Slot, s.now().UTC()
+		_, _ = s.store.Update(context.WithoutCancel(ctx), row, StatusSubmitted)
+		return nil, reject("S20", ReasonTransactionFailed)
+	}
+	if err := s.finish(ctx, row, sig); err != nil {
+		return nil, err
+	}
+	return s.claim(ctx, row.TxSig, false)
+}
+
+// waitConfirmed polls getSignatureStatuses until confirmed, failed, or ConfirmTimeout.
+func (s *Settler) waitConfirmed(ctx context.Context, sig solana.Signature) (*SigStatus, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.ConfirmTimeout)
+	defer cancel()
+	for {
+		st, err := s.rpc.Status(ctx, sig)
+		if err == nil && st != nil && (st.Err != nil || st.Confirmed()) {
+			return st, nil
+		}
+		if err := s.sleep(ctx, s.PollInterval); err != nil {
+			return nil, fmt.Errorf("x402: confirmation: %w", err)
+		}
+	}
+}
+
+// finish runs S22 on a confirmed signature: getTransaction, fee, balance change, then marks
+// the row settled (compare-and-set from submitted; losing the race to a reconciler is fine).
+func (s *Settler) finish(ctx context.Context, row *Settlement, sig solana.Signature) error {
+	var out *Outcome
+	var err error
+	for i := 0; i < 20; i++ {
+		out, err = s.rpc.Transaction(ctx, sig)
+		if !errors.Is(err, ErrTxNotFound) {
+			break
+		}
+		if s.sleep(ctx, s.PollInterval) != nil {
+			break
+		}
+	}
+	if err != nil || out == nil {
+		return &Unavailable{Item: "S22", Reason: ReasonSettlementPending, TxSig: row.TxSig}
+	}
+	if out.Err != nil {
+		row.Status, row.Reason, row.Slot, row.UpdatedAt = StatusFailed, ReasonTransactionFailed, out.Slot, s.now().UTC()
+		fee := int64(out.Fee)
+		row.FeeLamports = &fee
+		_, _ = s.store.Update(context.WithoutCancel(ctx), row, StatusSubmitted)
+		return reject("S22", ReasonTransactionFailed)
+	}
+	fee := int64(out.Fee)
+	row.FeeLamports, row.Slot = &fee, out.Slot
+	if out.TokenDelta(s.cfg.PayTo, s.cfg.Network.USDCMint).Cmp(new(big.Int).SetUint64(PriceUnits)) != 0 {
+		row.Status, row.Reason, row.UpdatedAt = StatusFailed, ReasonTransferNotObservedOnce, s.now().UTC()
+		_, _ = s.store.Update(context.WithoutCancel(ctx), row, StatusSubmitted)
+		return reject("S22", ReasonTransferNotObservedOnce)
+	}
+	now := s.now().UTC()
+	row.Status, row.UpdatedAt, row.SettledAt, row.Reason = StatusSettled, now, &now, ""
+	if _, err := s.store.Update(context.WithoutCancel(ctx), row, StatusSubmitted); err != nil {
+		return &Unavailable{Item: "S22", Reason: ReasonSettlementPending, TxSig: row.TxSig}
+	}
+	return nil
+}
+
+// claim starts one audit run on a settled row.
+func (s *Settler) claim(ctx context.Context, txSig string, resumed bool) (*Receipt, error) {
+	now := s.now().UTC()
+	ok, err := s.store.Claim(ctx, txSig, ClaimRule{MaxClaims: s.MaxClaims, SettledAfter: now.Add(-s.ResumeWindow),
+		IdleBefore: now.Add(-s.ClaimLease), Now: now})
+	if err != nil {
+		return nil, unavailable("S23", "settlement_store_unavailable")
+	}
+	row, gerr := s.store.Get(ctx, txSig)
+	if gerr != nil {
+		return nil, unavailable("S23", "settlement_store_unavailable")
+	}
+	if !ok {
+		switch {
+		case row.Status != StatusSettled:
+			return nil, reject("S23", ReasonDuplicateSettlement)
+		case row.Claims >= s.MaxClaims || row.SettledAt == nil || row.SettledAt.Before(now.Add(-s.ResumeWindow)):
+			return nil, reject("S23", ReasonResumeWindowClosed)
+		}
+		// Another run of this payment is in progress.
+		return nil, reject("S23", ReasonDuplicateSettlement)
+	}
+	var fee int64
+	if row.FeeLamports != nil {
+		fee = *row.FeeLamports
+	}
+	return &Receipt{TxSig: row.TxSig, Payer: row.Payer, Network: row.Network, FeeLamports: fee, Slot: row.Slot,
+		Resumed: resumed || row.Claims > 1, LedgerID: row.LedgerID}, nil
+}
+
+// RecordLedger writes the ledger row of a payment once: if the settlement already has one
+// (a resumed audit), appendFn is not called again.
+func (s *Settler) RecordLedger(ctx context.Context, r *Receipt, appendFn func() (int64, error)) error {
+	row, err := s.store.Get(ctx, r.TxSig)
+	if err != nil {
+		return fmt.Errorf("x402: record ledger: %w", err)
+	}
+	if row.LedgerID != nil {
+		r.LedgerID = row.LedgerID
+		return nil
+	}
+	id, err := appendFn()
+	if err != nil {
+		return fmt.Errorf("x402: record ledger: %w", err)
+	}
+	row.LedgerID, row.UpdatedAt = &id, s.now().UTC()
+	if _, err := s.store.Update(ctx, row, StatusSettled); err != nil {
+		return fmt.Errorf("x402: record ledger: %w", err)
+	}
+	r.LedgerID = &id
+	return nil
+}
+
+// Delivered marks the report of a payment delivered: no further resume is possible.
+func (s *Settler) Delivered(ctx context.Context, r *Receipt) error {
+	row, err := s.store.Get(ctx, r.TxSig)
+	if err != nil {
+		return fmt.Errorf("x402: mark delivered: %w", err)
+	}
+	row.Status, row.UpdatedAt = StatusDelivered, s.now().UTC()
+	if _, err := s.store.Update(ctx, row, StatusSettled); err != nil {
+		return fmt.Errorf("x402: mark delivered: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,401 @@
+package x402
+
+import (
+	"context"
+	"errors"
+	"math/big"
+	"sync"
+	"testing"
+	"time"
+
+	solana "github.com/gagliardetto/solana-go"
+)
+
+// fakeChain is an in-memory RPC: it lands every sent transaction unless told otherwise.
+type fakeChain struct {
+	mu         sync.Mutex
+	k          *kit
+	down       bool
+	expired    bool
+	simErr     TxError
+	dropSends  bool // sends vanish (ambiguous)
+	landed     map[solana.Signature]*Outcome
+	sends      int
+	height     uint64
+	lastValid  uint64
+	statusErr  TxError
+	visibleTx  bool
+	sendFails  bool
+	simulateCt int
+}
+
+func newFakeChain(k *kit) *fakeChain {
+	return &fakeChain{k: k, landed: map[solana.Signature]*Outcome{}, height: 100, lastValid: 250, visibleTx: true}
+}
+
+var errDown = errors.New("connection refused")
+
+func (f *fakeChain) IsBlockhashValid(context.Context, solana.Hash) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.down {
+		return false, errDown
+	}
+	return !f.expired, nil
+}
+func (f *fakeChain) LatestBlockhash(context.Context) (solana.Hash, uint64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.down {
+		return solana.Hash{}, 0, errDown
+	}
+	return solana.Hash{9}, f.lastValid, nil
+}
+func (f *fakeChain) BlockHeight(context.Context) (uint64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.down {
+		return 0, errDown
+	}
+	return f.height, nil
+}
+func (f *fakeChain) Simulate(_ context.Context, raw []byte) (TxError, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.simulateCt++
+	if f.down {
+		return nil, errDown
+	}
+	tx, err := solana.TransactionFromBytes(raw)
+	if err != nil {
+		return "decode", nil
+	}
+	if err := tx.VerifySignatures(); err != nil {
+		return "SignatureFailure", nil
+	}
+	if _, ok := f.landed[tx.Signatures[0]]; ok {
+		return "AlreadyProcessed", nil
+	}
+	return f.simErr, nil
+}
+func (f *fakeChain) Send(_ context.Context, raw []byte) (solana.Signature, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sends++
+	tx, _ := solana.TransactionFromBytes(raw)
+	if f.sendFails {
+		return solana.Signature{}, errDown
+	}
+	if !f.dropSends {
+		one := big.NewInt(int64(PriceUnits))
+		f.landed[tx.Signatures[0]] = &Outcome{Slot: 7, Fee: 10001, Err: f.statusErr,
+			Pre:  []TokenBalance{{Owner: f.k.cfg.PayTo, Mint: f.k.cfg.Network.USDCMint, Amount: big.NewInt(0)}},
+			Post: []TokenBalance{{Owner: f.k.cfg.PayTo, Mint: f.k.cfg.Network.USDCMint, Amount: one}}}
+	}
+	return tx.Signatures[0], nil
+}
+func (f *fakeChain) Status(_ context.Context, sig solana.Signature) (*SigStatus, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.down {
+		return nil, errDown
+	}
+	o, ok := f.landed[sig]
+	if !ok {
+		return nil, nil
+	}
+	return &SigStatus{Slot: o.Slot, Err: o.Err, Confirmation: "confirmed"}, nil
+}
+func (f *fakeChain) Transaction(_ context.Context, sig solana.Signature) (*Outcome, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.down {
+		return nil, errDown
+	}
+	o, ok := f.landed[sig]
+	if !ok || !f.visibleTx {
+		return nil, ErrTxNotFound
+	}
+	return o, nil
+}
+func (f *fakeChain) Account(context.Context, solana.PublicKey) (*Account, error) { return nil, nil }
+
+type settleEnv struct {
+	k     *kit
+	chain *fakeChain
+	store *MemStore
+	s     *Settler
+	now   time.Time
+	mu    sync.Mutex
+}
+
+func newSettleEnv(t *testing.T) *settleEnv {
+	k := newKit(t)
+	e := &settleEnv{k: k, chain: newFakeChain(k), store: NewMemStore(), now: k.now}
+	s, err := NewSettler(k.cfg, e.chain, e.store, e.clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.PollInterval, s.ConfirmTimeout = time.Millisecond, 50*time.Millisecond
+	e.s = s
+	return e
+}
+
+func (e *settleEnv) clock() time.Time { e.mu.Lock(); defer e.mu.Unlock(); return e.now }
+func (e *settleEnv) advance(d time.Duration) {
+	e.mu.Lock()
+	e.now = e.now.Add(d)
+	e.mu.Unlock()
+}
+
+func (e *settleEnv) verified(t *testing.T) *Verified {
+	raw := e.k.build(t, e.k.valid())
+	v, err := e.k.v.VerifyPayload(e.k.payload(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func wantReason(t *testing.T, err error, reason string) {
+	t.Helper()
+	switch e := err.(type) {
+	case *Rejection:
+		if e.Reason == reason {
+			return
+		}
+	case *Unavailable:
+		if e.Reason == reason {
+			return
+		}
+	}
+	t.Fatalf("got %v, want reason %s", err, reason)
+}
+
+func TestSettleHappyPathThenReplay(t *testing.T) {
+	e := newSettleEnv(t)
+	ctx := context.Background()
+	v := e.verified(t)
+	r, err := e.s.Settle(ctx, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.FeeLamports != 10001 || r.Payer != e.k.client.PublicKey().String() || r.Resumed {
+		t.Fatalf("receipt %+v", r)
+	}
+	ledgerWrites := 0
+	appendFn := func() (int64, error) { ledgerWrites++; return 42, nil }
+	if err := e.s.RecordLedger(ctx, r, appendFn); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.s.Delivered(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	// Replay of the same header after delivery: refused, nothing sent again.
+	_, err = e.s.Settle(ctx, e.verified(t))
+	wantReason(t, err, ReasonDuplicateSettlement)
+	if e.chain.sends != 1 || ledgerWrites != 1 {
+		t.Fatalf("sends=%d ledger=%d, want 1/1", e.chain.sends, ledgerWrites)
+	}
+}
+
+func TestSettleConcurrentDoubleSubmission(t *testing.T) {
+	e := newSettleEnv(t)
+	v := e.verified(t)
+	var wg sync.WaitGroup
+	results := make([]error, 8)
+	for i := range results {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			_, results[i] = e.s.Settle(context.Background(), v)
+		}(i)
+	}
+	wg.Wait()
+	ok := 0
+	for _, err := range results {
+		if err == nil {
+			ok++
+		} else {
+			wantReason(t, err, ReasonDuplicateSettlement)
+		}
+	}
+	if ok != 1 || e.chain.sends != 1 {
+		t.Fatalf("settled %d times with %d sends, want 1/1", ok, e.chain.sends)
+	}
+}
+
+func TestSettleChallengeBindsOnePayment(t *testing.T) {
+	e := newSettleEnv(t)
+	ctx := context.Background()
+	if _, err := e.s.Settle(ctx, e.verified(t)); err != nil {
+		t.Fatal(err)
+	}
+	// A second, different transaction answering the same challenge (different compute price).
+	p := e.k.valid()
+	p.ixs[1] = priceIx(2)
+	v2, err := e.k.v.VerifyPayload(e.k.payload(e.k.build(t, p)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.s.Settle(ctx, v2)
+	wantReason(t, err, ReasonDuplicateSettlement)
+}
+
+func TestSettleExpiredBlockhash(t *testing.T) {
+	e := newSettleEnv(t)
+	e.chain.expired = true
+	_, err := e.s.Settle(context.Background(), e.verified(t))
+	wantReason(t, err, ReasonBlockhashExpired)
+	if e.chain.sends != 0 {
+		t.Fatal("sent an expired transaction")
+	}
+}
+
+func TestSettleInsufficientFunds(t *testing.T) {
+	e := newSettleEnv(t)
+	e.chain.simErr = map[string]any{"InstructionError": []any{2, map[string]any{"Custom": 1}}}
+	_, err := e.s.Settle(context.Background(), e.verified(t))
+	wantReason(t, err, ReasonInsufficientFunds)
+	// Funded later, the same payment can be retried (the reservation was released).
+	e.chain.simErr = nil
+	if _, err := e.s.Settle(context.Background(), e.verified(t)); err != nil {
+		t.Fatalf("retry after funding: %v", err)
+	}
+}
+
+func TestSettleRPCDown(t *testing.T) {
+	e := newSettleEnv(t)
+	e.chain.down = true
+	_, err := e.s.Settle(context.Background(), e.verified(t))
+	u, ok := err.(*Unavailable)
+	if !ok || u.Reason != ReasonRPCUnavailable || u.HTTPStatus() != 503 {
+		t.Fatalf("got %v, want 503 rpc_unavailable", err)
+	}
+	if e.chain.sends != 0 {
+		t.Fatal("sent while RPC down")
+	}
+	e.chain.down = false
+	if _, err := e.s.Settle(context.Background(), e.verified(t)); err != nil {
+		t.Fatalf("after RPC recovery: %v", err)
+	}
+}
+
+func TestSettleAmbiguousTimeoutStaysPendingThenReconciles(t *testing.T) {
+	e := newSettleEnv(t)
+	ctx := context.Background()
+	e.chain.dropSends = true
+	v := e.verified(t)
+	_, err := e.s.Settle(ctx, v)
+	wantReason(t, err, ReasonSettlementPending)
+	sig := err.(*Unavailable).TxSig
+	// A retry while in flight does not re-send.
+	_, err = e.s.Settle(ctx, v)
+	wantReason(t, err, ReasonDuplicateSettlement)
+	// Past the in-flight grace, still before the expiry height: stays pending, never re-sent.
+	e.advance(time.Minute)
+	if _, err := e.s.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	row, _ := e.store.Get(ctx, sig)
+	if row.Status != StatusSubmitted || e.chain.sends != 1 {
+		t.Fatalf("status %s sends %d, want submitted/1", row.Status, e.chain.sends)
+	}
+	_, err = e.s.Settle(ctx, v)
+	wantReason(t, err, ReasonSettlementPending)
+	if e.chain.sends != 1 {
+		t.Fatal("pending payment re-sent")
+	}
+	// Past the expiry height and absent: released, the payer is told the blockhash expired.
+	e.chain.height = 251
+	if _, err := e.s.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	row, _ = e.store.Get(ctx, sig)
+	if row.Status != StatusReleased {
+		t.Fatalf("status %s, want released", row.Status)
+	}
+}
+
+func TestSettleLateLandingReconcilesToResume(t *testing.T) {
+	e := newSettleEnv(t)
+	ctx := context.Background()
+	e.chain.visibleTx = false // confirmed but getTransaction not yet visible
+	v := e.verified(t)
+	_, err := e.s.Settle(ctx, v)
+	wantReason(t, err, ReasonSettlementPending)
+	e.chain.visibleTx = true
+	e.advance(time.Minute)
+	r, err := e.s.Settle(ctx, v)
+	if err != nil {
+		t.Fatalf("retry after landing: %v", err)
+	}
+	if r.FeeLamports != 10001 || e.chain.sends != 1 {
+		t.Fatalf("receipt %+v sends %d", r, e.chain.sends)
+	}
+}
+
+func TestResumeWindowAndCount(t *testing.T) {
+	e := newSettleEnv(t)
+	ctx := context.Background()
+	v := e.verified(t)
+	r, err := e.s.Settle(ctx, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The run is still inside its lease: a concurrent replay is a duplicate.
+	_, err = e.s.Settle(ctx, v)
+	wantReason(t, err, ReasonDuplicateSettlement)
+	// The report was not delivered (the run abandoned): resume at once, no new send.
+	if err := e.s.Abandon(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	r2, err := e.s.Settle(ctx, v)
+	if err != nil || !r2.Resumed {
+		t.Fatalf("resume: %+v %v", r2, err)
+	}
+	// After the lease, a third run is allowed (MaxClaims = 3), then the count is exhausted.
+	e.advance(DefaultClaimLease + time.Second)
+	if _, err := e.s.Settle(ctx, v); err != nil {
+		t.Fatalf("third run: %v", err)
+	}
+	e.advance(DefaultClaimLease + time.Second)
+	_, err = e.s.Settle(ctx, v)
+	wantReason(t, err, ReasonResumeWindowClosed)
+	if e.chain.sends != 1 {
+		t.Fatalf("sends = %d, want 1 (never charged twice)", e.chain.sends)
+	}
+}
+
+func TestResumeOutsideWindow(t *testing.T) {
+	e := newSettleEnv(t)
+	ctx := context.Background()
+	v := e.verified(t)
+	if _, err := e.s.Settle(ctx, v); err != nil {
+		t.Fatal(err)
+	}
+	e.advance(DefaultResumeWindow + time.Second)
+	_, err := e.s.Settle(ctx, v)
+	wantReason(t, err, ReasonResumeWindowClosed)
+}
+
+func TestResumeDifferentPayerRefused(t *testing.T) {
+	e := newSettleEnv(t)
+	ctx := context.Background()
+	v := e.verified(t)
+	r, err := e.s.Settle(ctx, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = e.s.Abandon(ctx, r)
+	v.Payer = keyFromSeed(11).PublicKey() // a different wallet presenting the same settlement
+	_, err = e.s.Settle(ctx, v)
+	wantReason(t, err, ReasonResumePayerMismatch)
+}
+
+func TestSettleFailedOnChain(t *testing.T) {
+	e := newSettleEnv(t)
+	e.chain.statusErr = map[string]any{"InstructionError": []any{2, map[string]any{"Custom": 1}}}
+	_, err := e.s.Settle(context.Background(), e.verified(t))
+	wantReason(t, err, ReasonTransactionFailed)
+}
