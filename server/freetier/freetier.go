@@ -1,0 +1,54 @@
+package freetier
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"scope-hygiene/server/store"
+)
+
+// Key is the store key of a caller: a digest of the wallet, or of the client address when the
+// request names no wallet, so the counters table holds neither raw value.
+func Key(caller, clientIP string) string {
+	var sum [32]byte
+	if caller != "" {
+		sum = sha256.Sum256([]byte("scope-hygiene/free-tier/wallet\x00" + caller))
+	} else {
+		sum = sha256.Sum256([]byte("scope-hygiene/free-tier/ip\x00" + clientIP))
+	}
+	return hex.EncodeToString(sum[:])
+}
+
+// Gate takes free calls from the store under the published limits.
+type Gate struct {
+	Store  store.Store
+	Limits store.FreeLimits
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// Take decides one free call for the caller (or, without one, the client address).
+func (g *Gate) Take(ctx context.Context, caller, clientIP string) (store.FreeDecision, error) {
+	now := time.Now
+	if g.Now != nil {
+		now = g.Now
+	}
+	d, err := g.Store.TakeFree(ctx, Key(caller, clientIP), now(), g.Limits)
+	if err != nil {
+		return d, fmt.Errorf("free tier: %w", err)
+	}
+	return d, nil
+}
+
+// RetryAfterSeconds is the Retry-After header value for a wait: whole seconds, rounded up, at
+// least 1.
+func RetryAfterSeconds(wait time.Duration) int {
+	s := int((wait + time.Second - 1) / time.Second)
+	if s < 1 {
+		s = 1
+	}
+	return s
+}
