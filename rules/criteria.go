@@ -174,12 +174,16 @@ type PrecedenceRule struct {
 	When   Expr   `yaml:"when" json:"when"`
 	Class  string `yaml:"class" json:"class"`
 	Reason string `yaml:"reason" json:"reason,omitempty"`
+	// ReferToConflicts lists the cluster's copies as referrals under scope_conflicts (R-23).
+	ReferToConflicts bool `yaml:"refer_to_conflicts" json:"refer_to_conflicts,omitempty"`
 }
 
 // Gate makes a factor NOT ASSESSABLE with Reason when When holds.
 type Gate struct {
 	When   Expr   `yaml:"when" json:"when"`
 	Reason string `yaml:"reason" json:"reason"`
+	// KeepCounts prints the factor's counts beside NOT ASSESSABLE (R-28: a zero denominator).
+	KeepCounts bool `yaml:"keep_counts" json:"keep_counts,omitempty"`
 }
 
 // Expr is a CEL expression together with where it stands in the criteria file.

@@ -171,7 +171,7 @@ func (c *compiler) compilePrograms(ps *ProgramSet) {
 		r.When.Path = fmt.Sprintf("clusters.precedence[%d].when", i)
 		p := pc.compile(precEnv, r.ID, r.When)
 		ps.precedence = append(ps.precedence, PrecedenceProgram{
-			ID: r.ID, Class: r.Class, Reason: r.Reason, Statement: cr.Classes[r.Class].Statement, When: p,
+			ID: r.ID, Refer: r.ReferToConflicts, Class: r.Class, Reason: r.Reason, Statement: cr.Classes[r.Class].Statement, When: p,
 		})
 	}
 	if n := len(ps.precedence); n > 0 && ps.precedence[n-1].When != nil && !ps.precedence[n-1].When.constTrue {
@@ -185,7 +185,7 @@ func (c *compiler) compilePrograms(ps *ProgramSet) {
 		for i, g := range crit.Gates[f] {
 			g.When.Path = fmt.Sprintf("gates.%s[%d].when", f, i)
 			ps.gates[factorIndex(f)] = append(ps.gates[factorIndex(f)], GateProgram{
-				Reason: g.Reason, When: pc.compile(gEnv, f+".gate", g.When),
+				Reason: g.Reason, KeepCounts: g.KeepCounts, When: pc.compile(gEnv, f+".gate", g.When),
 			})
 		}
 	}

@@ -83,7 +83,9 @@ type ConflictProgram struct {
 
 // PrecedenceProgram is one compiled step of the cluster decision precedence.
 type PrecedenceProgram struct {
-	ID        string
+	ID string
+	// Refer lists the copies of a cluster this rule decides under scope_conflicts.
+	Refer     bool
 	Class     string
 	Reason    string
 	Statement string
@@ -92,8 +94,9 @@ type PrecedenceProgram struct {
 
 // GateProgram is one compiled assessability gate.
 type GateProgram struct {
-	Reason string
-	When   *Program
+	Reason     string
+	KeepCounts bool
+	When       *Program
 }
 
 // Criteria returns the decoded criteria. Callers must not modify it.
@@ -185,7 +188,7 @@ type RecordActivation struct {
 	Scope
 	Record *Record
 	Live   bool
-	vals   [numSlots]bool // indexed like ProgramSet.recordPreds
+	vals   SlotValues
 	index  map[string]int
 	ps     *ProgramSet
 }
@@ -217,6 +220,17 @@ func (a *RecordActivation) ResolveName(name string) (any, bool) {
 
 // Parent implements interpreter.Activation.
 func (a *RecordActivation) Parent() interpreter.Activation { return nil }
+
+// SlotValues holds one record's predicate values, indexed like ProgramSet.RecordPredicates.
+type SlotValues [numSlots]bool
+
+// Values returns the current record's predicate values.
+func (a *RecordActivation) Values() SlotValues { return a.vals }
+
+// Restore makes a record current again: its facts, liveness and predicate values.
+func (a *RecordActivation) Restore(r *Record, live bool, v SlotValues) {
+	a.Record, a.Live, a.vals = r, live, v
+}
 
 // Get returns a slot's value after EvalRecord / EvalMarks.
 func (a *RecordActivation) Get(s Slot) bool { return a.vals[a.ps.slotOf[s]] }
@@ -313,18 +327,19 @@ func (a *SubmissionActivation) ResolveName(name string) (any, bool) {
 // Parent implements interpreter.Activation.
 func (a *SubmissionActivation) Parent() interpreter.Activation { return nil }
 
-// Gate resolves a factor's status: the reason of the first gate that holds, or "" (ASSESSABLE).
-func (ps *ProgramSet) Gate(factor string, a *SubmissionActivation) (reason string, err error) {
-	for _, g := range ps.Gates(factor) {
-		b, err := g.When.Bool(a)
+// Gate resolves a factor's status: the first gate that holds, or nil (ASSESSABLE).
+func (ps *ProgramSet) Gate(factor string, a *SubmissionActivation) (*GateProgram, error) {
+	gs := ps.Gates(factor)
+	for i := range gs {
+		b, err := gs[i].When.Bool(a)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		if b {
-			return g.Reason, nil
+			return &gs[i], nil
 		}
 	}
-	return "", nil
+	return nil, nil
 }
 
 func slotByName(name string) Slot {

@@ -1,0 +1,635 @@
+package evaluator
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"scope-hygiene/rules"
+)
+
+// Precheck validates an export and resolves each factor's assessability, computing no factor
+// (free_precheck). A refusal is returned for a malformed or over-cap export; an error means a
+// rule failed at run time (errors.Is(err, rules.ErrRuleFailed)) and nothing may be answered but a
+// static server error.
+func Precheck(ps *rules.ProgramSet, body []byte, now time.Time) (*PrecheckResult, *Refusal, error) {
+	st, ref, err := prepare(ps, body)
+	if ref != nil || err != nil {
+		return nil, ref, err
+	}
+	c := ps.Criteria()
+	res := &PrecheckResult{
+		Kind: "precheck_result", Service: c.Service, CriteriaID: c.CriteriaID,
+		CriteriaRevision: c.CriteriaRevision, CriteriaDigest: ps.Digest(), Op: "precheck",
+		Family: st.x.scope.Family, Form: st.x.scope.Form, Variant: st.x.scope.Variant,
+		Records: len(st.x.records), Live: st.live,
+		MatrixRow: map[string]MatrixCell{}, Factors: map[string]Status{},
+		CheckedAt: timestamp(now),
+	}
+	for _, f := range rules.Factors {
+		cell := c.Matrix[st.x.scope.Family][st.x.scope.Form][f]
+		res.MatrixRow[f] = MatrixCell{Status: cell.Status, Note: cell.Note}
+		res.Factors[f] = st.status(f)
+	}
+	return res, nil, nil
+}
+
+// Audit computes the five factors, the coverage block and the verdict line. checkEnd is the
+// check-end time printed in the verdict line.
+func Audit(ps *rules.ProgramSet, body []byte, checkEnd time.Time) (*Report, *Refusal, error) {
+	st, ref, err := prepare(ps, body)
+	if ref != nil || err != nil {
+		return nil, ref, err
+	}
+	if err := st.marks(); err != nil {
+		return nil, nil, err
+	}
+	rep := st.report(checkEnd)
+	if err := st.fillClusters(rep); err != nil {
+		return nil, nil, err
+	}
+	if err := st.fillConflicts(rep); err != nil {
+		return nil, nil, err
+	}
+	st.fillDuplicates(rep)
+	rep.VerdictLine = st.verdict(rep)
+	return rep, nil, nil
+}
+
+// state is one evaluation in progress.
+type state struct {
+	ps      *rules.ProgramSet
+	x       *export
+	act     *rules.RecordActivation
+	slots   []rules.SlotValues
+	applies []uint32 // per record, bit j: conflict sub-check j applies
+	live    int
+	gates   [5]*rules.GateProgram // the gate that fired per factor, nil when ASSESSABLE
+	sub     rules.Submission
+
+	eligible, scopedEligible, templates, sourcePassages int
+	referrals                                           []string
+	b5NotRun, lineage                                   int
+}
+
+func prepare(ps *rules.ProgramSet, body []byte) (*state, *Refusal, error) {
+	if r := CheckBodySize(ps, len(body)); r != nil {
+		return nil, r, nil
+	}
+	top, err := decode(body, ps.Criteria().Caps.JSONDepth)
+	if err != nil {
+		return nil, refusal("export_required"), nil
+	}
+	if r := validate(ps, &top); r != nil {
+		return nil, r, nil
+	}
+	x := newExport(ps, &top)
+	st := &state{ps: ps, x: x, act: ps.NewRecordActivation(x.scope)}
+	if err := st.records(); err != nil {
+		return nil, nil, err
+	}
+	if err := st.resolveGates(); err != nil {
+		return nil, nil, err
+	}
+	return st, nil, nil
+}
+
+// records runs the liveness conditions, the record predicates and the conflict applicability of
+// every record.
+func (st *state) records() error {
+	ps, x, act := st.ps, st.x, st.act
+	st.slots = make([]rules.SlotValues, len(x.records))
+	st.applies = make([]uint32, len(x.records))
+	conflicts := ps.Conflicts()
+	for i := range x.records {
+		r := &x.records[i]
+		act.Record = &r.facts
+		if _, err := ps.EvalLiveness(act); err != nil {
+			return err
+		}
+		if err := ps.EvalRecord(act); err != nil {
+			return err
+		}
+		r.live = act.Live
+		r.template, r.eligible, r.contested = act.Get(rules.Template), act.Get(rules.Eligible), act.Get(rules.Contested)
+		r.m1, r.m3, r.anchor = act.Get(rules.M1), act.Get(rules.M3), act.Get(rules.CycleAnchor)
+		r.malformed, r.nonSharing = act.Get(rules.MalformedMarker), act.Get(rules.NonSharing)
+		st.slots[i] = act.Values()
+		if r.live {
+			st.live++
+		}
+		if act.Get(rules.SplitState) {
+			x.cov.SplitState++
+		}
+		if r.contested {
+			x.cov.Contested++
+		}
+		switch {
+		case r.eligible:
+			st.eligible++
+			if r.facts.Scoped {
+				st.scopedEligible++
+			}
+		case r.template:
+			st.templates++
+		default:
+			st.sourcePassages++
+		}
+		for j, c := range conflicts {
+			ok, err := c.Applies.Bool(act)
+			if err != nil {
+				return err
+			}
+			if ok {
+				st.applies[i] |= 1 << j
+			}
+		}
+	}
+	return nil
+}
+
+func (st *state) resolveGates() error {
+	x := st.x
+	scopes := map[string]bool{}
+	checked := 0
+	for i := range x.records {
+		if x.records[i].facts.Scoped {
+			scopes[x.records[i].tuple] = true
+		}
+		if st.applies[i] != 0 {
+			checked++
+		}
+	}
+	keys := x.keys
+	if x.letta {
+		keys = []string{"attached_to"}
+	}
+	st.sub = rules.Submission{
+		ScopeKeys: append([]string{}, keys...), ScopeKeysSource: x.keySource,
+		Records: int64(len(x.records)), Live: int64(st.live), Eligible: int64(st.eligible),
+		DistinctScopes: int64(len(scopes)), ScopeFiltered: x.manifest.scopeFiltered,
+		MultiScope: x.manifest.multiScope, ManifestPresent: x.manifest.present,
+		ConflictCheckedRecords: int64(checked),
+	}
+	act := &rules.SubmissionActivation{Scope: x.scope, Submission: &st.sub}
+	for i, f := range rules.Factors {
+		g, err := st.ps.Gate(f, act)
+		if err != nil {
+			return err
+		}
+		st.gates[i] = g
+	}
+	return nil
+}
+
+func (st *state) status(factor string) Status {
+	w := st.ps.Criteria().Words
+	if g := st.gateFor(factor); g != nil {
+		return Status{Status: w.NotAssessable, Reason: g.Reason}
+	}
+	return Status{Status: w.Assessable}
+}
+
+func (st *state) gateFor(f string) *rules.GateProgram {
+	for i, x := range rules.Factors {
+		if x == f {
+			return st.gates[i]
+		}
+	}
+	return nil
+}
+
+// clusterSize counts, per content key, the live scoped records.
+func (st *state) clusterSize() map[string]int {
+	size := map[string]int{}
+	for i := range st.x.records {
+		r := &st.x.records[i]
+		if r.live && r.facts.Scoped {
+			size[r.content]++
+		}
+	}
+	return size
+}
+
+// marks runs the M4 walk, then the mark predicates, for every live scoped record.
+func (st *state) marks() error {
+	x, ps, act := st.x, st.ps, st.act
+	size := st.clusterSize()
+	anchor := func(j int) bool { return x.records[j].anchor }
+	for i := range x.records {
+		r := &x.records[i]
+		if !r.live || !r.facts.Scoped {
+			continue
+		}
+		if r.raw.get("origin_claim_id").present() {
+			r.hasPointer = true
+			r.facts.M4Resolves = x.walk(i, size[r.content], anchor, nil)
+		}
+		act.Restore(&r.facts, r.live, st.slots[i])
+		if err := ps.EvalMarks(act); err != nil {
+			return err
+		}
+		r.covered, r.contradiction = act.Get(rules.Covered), act.Get(rules.Contradiction)
+	}
+	return nil
+}
+
+// rate is a percent to one decimal, half up, in integers.
+func rate(num, den int, noDen, na string) *Rate {
+	if den == 0 {
+		return &Rate{Numerator: num, Denominator: den, Value: na, Reason: noDen}
+	}
+	tenths := (2000*num + den) / (2 * den)
+	return &Rate{Numerator: num, Denominator: den, Value: strconv.Itoa(tenths/10) + "." + strconv.Itoa(tenths%10) + "%"}
+}
+
+func timestamp(t time.Time) string { return t.UTC().Truncate(time.Second).Format(time.RFC3339) }
+
+func (st *state) report(checkEnd time.Time) *Report {
+	ps, x := st.ps, st.x
+	c := ps.Criteria()
+	w := c.Words
+	rep := &Report{
+		Kind: "audit_report", Service: c.Service, CriteriaID: c.CriteriaID,
+		CriteriaRevision: c.CriteriaRevision, CriteriaDigest: ps.Digest(), Op: "audit",
+		Family: x.scope.Family, Form: x.scope.Form, Variant: x.scope.Variant,
+		Records: len(x.records), Live: st.live, CheckEnd: timestamp(checkEnd),
+		ScopeStatement: c.Texts.ScopeText, HonestyLine: c.Texts.HonestyLine,
+	}
+	distinct := int(st.sub.DistinctScopes)
+	switch g := st.gateFor("scope_presence"); {
+	case g == nil:
+		rep.Factors.ScopePresence = ScopePresence{Status: w.Assessable, Scoped: intp(st.scopedEligible),
+			Eligible: intp(st.eligible), DistinctScopes: intp(distinct),
+			Rate: rate(st.scopedEligible, st.eligible, "", w.NotAssessable)}
+	case g.KeepCounts:
+		rep.Factors.ScopePresence = ScopePresence{Status: w.NotAssessable, Reason: g.Reason,
+			Scoped: intp(st.scopedEligible), Eligible: intp(st.eligible), DistinctScopes: intp(distinct)}
+	default:
+		rep.Factors.ScopePresence = ScopePresence{Status: w.NotAssessable, Reason: g.Reason}
+	}
+	unscoped := st.eligible - st.scopedEligible
+	switch g := st.gateFor("unscoped_rate"); {
+	case g == nil:
+		rep.Factors.UnscopedRate = UnscopedRate{Status: w.Assessable, Unscoped: intp(unscoped),
+			Eligible: intp(st.eligible), Rate: rate(unscoped, st.eligible, "", w.NotAssessable)}
+	case g.KeepCounts:
+		rep.Factors.UnscopedRate = UnscopedRate{Status: w.NotAssessable, Reason: g.Reason, Unscoped: intp(unscoped), Eligible: intp(st.eligible)}
+	default:
+		rep.Factors.UnscopedRate = UnscopedRate{Status: w.NotAssessable, Reason: g.Reason}
+	}
+	keys := st.sub.ScopeKeys
+	sa, ka, ia := x.declaredAbsent()
+	rep.Coverage = Coverage{
+		ScopeKeys: keys, ScopeKeysSource: x.keySource,
+		SessionIDAsRunID: x.cov.SessionIDAsRunID, NonStringScopeValues: x.cov.NonStringScopeValues,
+		Eligible: st.eligible, ExcludedTemplates: st.templates, ExcludedSourcePass: st.sourcePassages,
+		NotLive: len(x.records) - st.live, SplitState: x.cov.SplitState, Contested: x.cov.Contested,
+		DanglingSupersedes: x.cov.DanglingSupersedes,
+		M3DeclaredAbsent:   map[string]int{"global_scopes": sa, "global_content_keys": ka, "global_claim_ids": ia},
+		ManifestIgnored:    x.cov.ManifestIgnored,
+	}
+	return rep
+}
+
+// fillClusters computes factor cross_scope_clusters.
+func (st *state) fillClusters(rep *Report) error {
+	ps, x := st.ps, st.x
+	c := ps.Criteria()
+	w := c.Words
+	f := &rep.Factors.CrossScopeClusters
+	marked := 0
+	for i := range x.records {
+		r := &x.records[i]
+		if r.live && ((r.facts.Scoped && r.covered) || r.facts.Global) {
+			marked++
+		}
+	}
+	groups := map[string][]int{}
+	var order []string
+	for i := range x.records {
+		r := &x.records[i]
+		if !r.live || !r.facts.Scoped || r.template {
+			continue
+		}
+		if _, ok := groups[r.content]; !ok {
+			order = append(order, r.content)
+		}
+		groups[r.content] = append(groups[r.content], i)
+	}
+	var clusters []ClusterReport
+	counts := map[string]int{}
+	for _, key := range order {
+		members := groups[key]
+		if len(members) < 2 {
+			continue
+		}
+		cr, class, err := st.cluster(members)
+		if err != nil {
+			return err
+		}
+		if cr == nil {
+			continue
+		}
+		counts[class]++
+		clusters = append(clusters, *cr)
+	}
+	sort.Slice(clusters, func(i, j int) bool { return lessIDs(memberIDs(clusters[i].Members), memberIDs(clusters[j].Members)) })
+	for i := range clusters {
+		clusters[i].Cluster = i + 1
+	}
+	rep.Coverage.B5NotRun, rep.Coverage.TemplateLineage = st.b5NotRun, st.lineage
+	if g := st.gateFor("cross_scope_clusters"); g != nil {
+		*f = CrossScopeClusters{Status: w.NotAssessable, Reason: g.Reason}
+		return nil
+	}
+	if clusters == nil {
+		clusters = []ClusterReport{}
+	}
+	*f = CrossScopeClusters{
+		Status: w.Assessable, Candidate: intp(len(clusters)),
+		MarkedShared: intp(counts["marked_shared"]), Undeclared: intp(counts["undeclared"]),
+		Ambiguous: intp(counts["ambiguous"]), TemplateLineage: intp(st.lineage),
+		MarkedShare: rate(marked, st.live, w.NoLiveRecords, w.NotAssessable), Clusters: &clusters,
+	}
+	return nil
+}
+
+// cluster builds one content key's cluster facts and classifies it. It returns nil when the key
+// forms no cluster or forms a template-lineage cluster (counted apart, R-24).
+func (st *state) cluster(members []int) (*ClusterReport, string, error) {
+	ps, x := st.ps, st.x
+	var copies []int
+	cl := rules.Cluster{Letta: x.letta}
+	for _, i := range members {
+		if x.records[i].facts.Global {
+			cl.Globals++
+		} else {
+			copies = append(copies, i)
+		}
+	}
+	cl.Copies = int64(len(copies))
+	scopes, keySets, sources := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	tids, btids := map[string]bool{}, map[string]bool{}
+	for _, i := range copies {
+		r := &x.records[i]
+		scopes[r.tuple], keySets[r.keySet] = true, true
+		if r.covered {
+			cl.Covered++
+		}
+		if r.malformed {
+			cl.Malformed++
+		}
+		if r.contradiction {
+			cl.Contradictions++
+		}
+		if r.hasPointer && !r.facts.M4Resolves {
+			cl.BrokenPointers++
+		}
+		if s := r.facts.Source; s.Kind == "string" && s.Str != "" {
+			cl.Sourced++
+			sources[s.Str] = true
+		}
+		if t := r.facts.TemplateID; t.Set {
+			cl.WithTemplateID++
+			tids[t.Kind+":"+t.Str] = true
+		}
+		if t := r.facts.BaseTemplateID; t.Set {
+			cl.WithBaseTemplateID++
+			btids[t.Kind+":"+t.Str] = true
+		}
+	}
+	cl.DistinctScopes, cl.KeySets, cl.DistinctSources = int64(len(scopes)), int64(len(keySets)), int64(len(sources))
+	cl.TemplateIDs, cl.BaseTemplateIDs = int64(len(tids)), int64(len(btids))
+	if x.letta {
+		cl.DisjointPair = disjointPair(x, copies)
+	}
+	act := &rules.ClusterActivation{Scope: x.scope, Cluster: &cl}
+	forms, err := ps.ClusterForms().Bool(act)
+	if err != nil || !forms {
+		return nil, "", err
+	}
+	lineage, err := ps.TemplateLineage().Bool(act)
+	if err != nil {
+		return nil, "", err
+	}
+	if lineage {
+		st.lineage++
+		return nil, "", nil
+	}
+	if act.B5, err = ps.B5Runs().Bool(act); err != nil {
+		return nil, "", err
+	}
+	if !act.B5 {
+		st.b5NotRun++
+	}
+	for _, p := range ps.Precedence() {
+		ok, err := p.When.Bool(act)
+		if err != nil {
+			return nil, "", err
+		}
+		if !ok {
+			continue
+		}
+		cr := &ClusterReport{Classification: p.Class, DecidedBy: p.ID, Statement: p.Statement, Reason: p.Reason,
+			DistinctScopes: int(cl.DistinctScopes)}
+		if act.B5 {
+			cr.DistinctSources = intp(int(cl.DistinctSources))
+		}
+		for _, i := range members {
+			r := &x.records[i]
+			cr.Members = append(cr.Members, Member{ID: r.id, Scope: r.facts.ScopeString, Global: r.facts.Global,
+				Covered: !r.facts.Global && r.covered})
+		}
+		sort.Slice(cr.Members, func(a, b int) bool { return cr.Members[a].ID < cr.Members[b].ID })
+		if p.Refer {
+			for _, i := range copies {
+				st.referrals = append(st.referrals, x.records[i].id)
+			}
+		}
+		return cr, p.Class, nil
+	}
+	return nil, "", &rules.RuleError{Rule: "clusters.precedence", Path: "clusters.precedence", Err: rules.ErrRuleFailed}
+}
+
+// disjointPair reports whether two copies have disjoint scope sets (L-2).
+func disjointPair(x *export, copies []int) bool {
+	for a := 0; a < len(copies); a++ {
+		sa := x.records[copies[a]].set
+		for b := a + 1; b < len(copies); b++ {
+			if disjoint(sa, x.records[copies[b]].set) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// disjoint compares two sorted sets.
+func disjoint(a, b []string) bool {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] == b[j]:
+			return false
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	return true
+}
+
+func memberIDs(ms []Member) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.ID
+	}
+	return out
+}
+
+// lessIDs orders sorted id lists element by element, a prefix first.
+func lessIDs(a, b []string) bool {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return len(a) < len(b)
+}
+
+// fillConflicts computes factor scope_conflicts over all records.
+func (st *state) fillConflicts(rep *Report) error {
+	ps, x := st.ps, st.x
+	w := ps.Criteria().Words
+	if g := st.gateFor("scope_conflicts"); g != nil {
+		rep.Factors.ScopeConflicts = ScopeConflicts{Status: w.NotAssessable, Reason: g.Reason}
+		return nil
+	}
+	conflicts := ps.Conflicts()
+	by, recs := map[string]int{}, map[string][]string{}
+	for _, c := range conflicts {
+		by[c.ID], recs[c.ID] = 0, []string{}
+	}
+	total := 0
+	for i := range x.records {
+		if st.applies[i] == 0 {
+			continue
+		}
+		r := &x.records[i]
+		st.act.Restore(&r.facts, r.live, st.slots[i])
+		for j, c := range conflicts {
+			if st.applies[i]&(1<<j) == 0 {
+				continue
+			}
+			bad, err := c.Conflict.Bool(st.act)
+			if err != nil {
+				return err
+			}
+			if bad {
+				by[c.ID]++
+				recs[c.ID] = append(recs[c.ID], r.id)
+				total++
+			}
+		}
+	}
+	for _, ids := range recs {
+		sort.Strings(ids)
+	}
+	refs := uniqueSorted(st.referrals)
+	rep.Factors.ScopeConflicts = ScopeConflicts{Status: w.Assessable, Conflicts: intp(total), BySubcheck: by, Records: recs, Referrals: &refs}
+	return nil
+}
+
+func uniqueSorted(in []string) []string {
+	out := append([]string{}, in...)
+	sort.Strings(out)
+	n := 0
+	for i, s := range out {
+		if i == 0 || s != out[n-1] {
+			out[n] = s
+			n++
+		}
+	}
+	return out[:n]
+}
+
+// fillDuplicates computes factor duplicates: per scope partition, live non-contested records
+// grouped by content key (factor_rules, R-17, R-27, R-48).
+func (st *state) fillDuplicates(rep *Report) {
+	x := st.x
+	w := st.ps.Criteria().Words
+	type group struct {
+		partition, scope string
+		ids              []string
+	}
+	groups := map[string]*group{}
+	var order []string
+	for i := range x.records {
+		r := &x.records[i]
+		if !r.live || r.contested {
+			continue
+		}
+		partition, scope := "unscoped", ""
+		switch {
+		case r.facts.Global:
+			partition, scope = "global", r.facts.ScopeString
+		case r.facts.Scoped:
+			partition, scope = "scoped", r.facts.ScopeString
+		}
+		var k strings.Builder
+		writeLP(&k, partition)
+		if partition == "scoped" {
+			writeLP(&k, r.tuple)
+		}
+		writeLP(&k, r.content)
+		g, ok := groups[k.String()]
+		if !ok {
+			g = &group{partition: partition, scope: scope}
+			groups[k.String()] = g
+			order = append(order, k.String())
+		}
+		g.ids = append(g.ids, r.id)
+	}
+	excess := 0
+	clusters := []DuplicateCluster{}
+	for _, k := range order {
+		g := groups[k]
+		if len(g.ids) < 2 {
+			continue
+		}
+		excess += len(g.ids) - 1
+		sort.Strings(g.ids)
+		clusters = append(clusters, DuplicateCluster{Partition: g.partition, Scope: g.scope, Count: len(g.ids), Members: g.ids})
+	}
+	sort.Slice(clusters, func(i, j int) bool { return lessIDs(clusters[i].Members, clusters[j].Members) })
+	for i := range clusters {
+		clusters[i].Cluster = i + 1
+	}
+	rep.Factors.Duplicates = Duplicates{Status: w.Assessable, Excess: intp(excess), Live: intp(st.live),
+		Rate: rate(excess, st.live, w.NoLiveRecords, w.NotAssessable), Clusters: &clusters}
+}
+
+// verdict fills the published verdict grammar (verdict_grammar.line).
+func (st *state) verdict(rep *Report) string {
+	w := st.ps.Criteria().Words
+	f := rep.Factors
+	unscoped := w.NotAssessable
+	if f.UnscopedRate.Status == w.Assessable {
+		unscoped = f.UnscopedRate.Rate.Value
+	}
+	count := func(n *int) string {
+		if n == nil {
+			return w.NotAssessable
+		}
+		return strconv.Itoa(*n)
+	}
+	return strings.NewReplacer(
+		"{records}", strconv.Itoa(rep.Records), "{live}", strconv.Itoa(rep.Live),
+		"{unscoped}", unscoped, "{undeclared}", count(f.CrossScopeClusters.Undeclared),
+		"{conflicts}", count(f.ScopeConflicts.Conflicts), "{duplicates}", count(f.Duplicates.Excess),
+		"{check_end}", rep.CheckEnd,
+	).Replace(w.Verdict)
+}

@@ -1,0 +1,343 @@
+package evaluator
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"scope-hygiene/rules"
+)
+
+// export is a validated submission, decoded into what the rules and the mechanics need.
+type export struct {
+	scope     rules.Scope
+	keys      []string // declared scope keys in order (nil for Letta)
+	keySource string
+	letta     bool
+	records   []record
+	byID      map[string]int
+	manifest  manifest
+	cov       coverage
+}
+
+// record is one submitted record.
+type record struct {
+	id      string
+	content string // the content key, exactly as submitted
+	raw     *jval
+	facts   rules.Record
+	// tuple identifies the scope; "" when unscoped.
+	tuple string
+	// keySet names the declared keys carrying a counting value (N5, R-36).
+	keySet string
+	// set is the Letta scope set, sorted.
+	set []string
+
+	live, eligible, template, contested   bool
+	m1, m3, anchor, malformed, nonSharing bool
+	covered, contradiction                bool
+	hasPointer                            bool
+}
+
+type manifest struct {
+	globalScopes, privateScopes, globalContentKeys, globalClaimIDs map[string]bool
+	scopeFiltered, multiScope, present                             bool
+}
+
+// coverage holds the counts of the report's coverage block.
+type coverage struct {
+	SessionIDAsRunID      int
+	NonStringScopeValues  int
+	ManifestIgnored       int
+	DanglingSupersedes    int
+	SplitState, Contested int
+}
+
+// newExport builds the model of a validated export. It evaluates no rule.
+func newExport(ps *rules.ProgramSet, top *jval) *export {
+	c := ps.Criteria()
+	fam := top.get("family").str
+	spec := c.Families[fam]
+	variant := spec.DefaultVariant
+	if v := top.get("variant"); v.kind == kString {
+		variant = v.str
+	}
+	x := &export{
+		scope: rules.Scope{Family: fam, Form: top.get("form").str, Variant: variant},
+		letta: spec.Scope == "attached_to",
+		byID:  map[string]int{},
+	}
+	m := top.get("manifest")
+	x.readManifest(m)
+	if x.letta {
+		x.keySource = "attached_to"
+	} else if dk := m.get("declared_scope_keys"); m.kind == kObject && dk.present() {
+		x.keySource = "manifest"
+		seen := map[string]bool{}
+		for _, k := range dk.arr {
+			if !seen[k.str] {
+				seen[k.str] = true
+				x.keys = append(x.keys, k.str)
+			}
+		}
+	} else {
+		x.keySource = "family_default"
+		x.keys = spec.DefaultScopeKeys
+	}
+	standIns := map[string]string(nil)
+	if x.keySource == "family_default" {
+		standIns = spec.StandIns
+	}
+	contentField := c.Forms[x.scope.Form].ContentField
+	recs := top.get("records").arr
+	x.records = make([]record, len(recs))
+	for i := range recs {
+		r := &x.records[i]
+		r.raw = &recs[i]
+		r.id = r.raw.get("id").str
+		r.content = r.raw.get(contentField).str
+		x.byID[r.id] = i
+		r.facts = recordFacts(r.raw)
+		if x.letta {
+			x.lettaScope(r)
+		} else {
+			x.keyScope(r, standIns, c.GlobalScopeValue)
+		}
+	}
+	x.supersedes()
+	for i := range x.records {
+		r := &x.records[i]
+		if r.facts.Scoped {
+			r.facts.InGlobalScopes = x.manifest.globalScopes[r.facts.ScopeString]
+			r.facts.InPrivateScopes = x.manifest.privateScopes[r.facts.ScopeString]
+		}
+		r.facts.InGlobalContentKeys = x.manifest.globalContentKeys[r.content]
+		r.facts.InGlobalClaimIDs = x.manifest.globalClaimIDs[r.id]
+	}
+	return x
+}
+
+// keyScope resolves a record's scope over the declared keys.
+func (x *export) keyScope(r *record, standIns map[string]string, global string) {
+	var tuple, keys strings.Builder
+	var values []string
+	for _, k := range x.keys {
+		v := r.raw.get(k)
+		if v.present() && v.kind != kString {
+			x.cov.NonStringScopeValues++
+		}
+		if v.kind != kString || v.str == "" {
+			if alt, ok := standIns[k]; ok {
+				a := r.raw.get(alt)
+				if a.present() && a.kind != kString {
+					x.cov.NonStringScopeValues++
+				}
+				if a.kind == kString && a.str != "" {
+					v = a
+					x.cov.SessionIDAsRunID++
+				}
+			}
+		}
+		if v.kind != kString || v.str == "" {
+			continue
+		}
+		writeLP(&tuple, k)
+		writeLP(&tuple, v.str)
+		writeLP(&keys, k)
+		values = append(values, v.str)
+	}
+	r.tuple, r.keySet = tuple.String(), keys.String()
+	r.facts.KeyCount = int64(len(values))
+	r.facts.Scoped = len(values) > 0
+	r.facts.ScopeString = strings.Join(values, "/")
+	r.facts.Global = len(values) == 1 && values[0] == global
+}
+
+// lettaScope resolves a Letta record's scope set.
+func (x *export) lettaScope(r *record) {
+	at := r.raw.get("attached_to")
+	seen := map[string]bool{}
+	for _, e := range at.arr {
+		switch {
+		case e.kind == kString && e.str != "":
+			if !seen[e.str] {
+				seen[e.str] = true
+				r.set = append(r.set, e.str)
+			}
+		case e.present() && e.kind != kString:
+			x.cov.NonStringScopeValues++
+		}
+	}
+	sort.Strings(r.set)
+	var tuple strings.Builder
+	for _, s := range r.set {
+		writeLP(&tuple, s)
+	}
+	r.tuple = tuple.String()
+	r.facts.Scoped = len(r.set) > 0
+	r.facts.ScopeString = strings.Join(r.set, "/")
+	r.facts.Global = len(r.set) == 1 && r.set[0] == "global"
+}
+
+// writeLP writes a length-prefixed string, so that tuples built from any strings never collide.
+func writeLP(b *strings.Builder, s string) {
+	b.WriteString(strconv.Itoa(len(s)))
+	b.WriteByte(':')
+	b.WriteString(s)
+}
+
+// supersedes marks the targets of every record's supersedes.
+func (x *export) supersedes() {
+	dangling := map[string]bool{}
+	for i := range x.records {
+		s := x.records[i].raw.get("supersedes")
+		targets := s.arr
+		if s.kind == kString {
+			targets = []jval{*s}
+		}
+		for _, t := range targets {
+			if t.kind != kString {
+				continue
+			}
+			j, ok := x.byID[t.str]
+			switch {
+			case !ok:
+				dangling[t.str] = true
+			case j != i:
+				x.records[j].facts.SupersedesTarget = true
+			}
+		}
+	}
+	x.cov.DanglingSupersedes = len(dangling)
+}
+
+// readManifest reads the M3 declarations and flags.
+func (x *export) readManifest(m *jval) {
+	x.manifest.present = m.kind == kObject
+	list := func(name string) map[string]bool {
+		out := map[string]bool{}
+		v := m.get(name)
+		if !v.present() {
+			return out
+		}
+		if v.kind != kArray {
+			x.cov.ManifestIgnored++
+			return out
+		}
+		for _, e := range v.arr {
+			if e.kind == kString {
+				out[e.str] = true
+			} else {
+				x.cov.ManifestIgnored++
+			}
+		}
+		return out
+	}
+	flag := func(name string) bool {
+		v := m.get(name)
+		if v.present() && v.kind != kBool {
+			x.cov.ManifestIgnored++
+		}
+		return v.kind == kBool && v.b
+	}
+	if m.kind != kObject {
+		x.manifest.globalScopes, x.manifest.privateScopes = map[string]bool{}, map[string]bool{}
+		x.manifest.globalContentKeys, x.manifest.globalClaimIDs = map[string]bool{}, map[string]bool{}
+		return
+	}
+	x.manifest.globalScopes = list("global_scopes")
+	x.manifest.globalContentKeys = list("global_content_keys")
+	x.manifest.globalClaimIDs = list("global_claim_ids")
+	x.manifest.privateScopes = list("private_scopes")
+	x.manifest.scopeFiltered = flag("scope_filtered")
+	x.manifest.multiScope = flag("multi_scope")
+}
+
+// declaredAbsent counts M3 entries that name nothing in the submission.
+func (x *export) declaredAbsent() (scopes, keys, ids int) {
+	scopeSeen, keySeen := map[string]bool{}, map[string]bool{}
+	for i := range x.records {
+		r := &x.records[i]
+		if r.facts.Scoped {
+			scopeSeen[r.facts.ScopeString] = true
+		}
+		keySeen[r.content] = true
+	}
+	for s := range x.manifest.globalScopes {
+		if !scopeSeen[s] {
+			scopes++
+		}
+	}
+	for k := range x.manifest.globalContentKeys {
+		if !keySeen[k] {
+			keys++
+		}
+	}
+	for id := range x.manifest.globalClaimIDs {
+		if _, ok := x.byID[id]; !ok {
+			ids++
+		}
+	}
+	return scopes, keys, ids
+}
+
+// recordFacts reduces a record's members to typed values for the rules.
+func recordFacts(r *jval) rules.Record {
+	meta := r.get("metadata")
+	metaObj := &absent
+	if meta.kind == kObject {
+		metaObj = meta
+	}
+	return rules.Record{
+		ReplacedBy:       valueOf(r.get("replaced_by")),
+		SupersededBy:     valueOf(r.get("superseded_by")),
+		IsDeleted:        valueOf(r.get("is_deleted")),
+		InvalidAt:        valueOf(r.get("invalid_at")),
+		ExpiredAt:        valueOf(r.get("expired_at")),
+		LifecycleState:   valueOf(r.get("lifecycle_state")),
+		State:            valueOf(r.get("state")),
+		Shared:           valueOf(r.get("shared")),
+		Sharing:          valueOf(r.get("sharing")),
+		MetaShared:       valueOf(metaObj.get("shared")),
+		MetaSharing:      valueOf(metaObj.get("sharing")),
+		IsTemplate:       valueOf(r.get("is_template")),
+		TemplateID:       valueOf(r.get("template_id")),
+		BaseTemplateID:   valueOf(r.get("base_template_id")),
+		SourcePassage:    valueOf(r.get("source_passage")),
+		FileID:           valueOf(r.get("file_id")),
+		RecordClass:      valueOf(r.get("record_class")),
+		Source:           valueOf(r.get("source")),
+		AttributedScope:  valueOf(r.get("attributed_scope")),
+		HistoryScope:     valueOf(r.get("history_scope")),
+		StorageScope:     valueOf(r.get("storage_scope")),
+		GroupID:          valueOf(r.get("group_id")),
+		EpisodeGroupIDs:  valueOf(r.get("episode_group_ids")),
+		EndpointGroupIDs: valueOf(r.get("endpoint_group_ids")),
+		OriginClaimID:    valueOf(r.get("origin_claim_id")),
+		OriginScope:      valueOf(r.get("origin_scope")),
+	}
+}
+
+// valueOf reduces one JSON value to a rules.Value ("set" as READINGS defines it).
+func valueOf(v *jval) rules.Value {
+	out := rules.Value{Kind: kindNames[v.kind], Present: v.present()}
+	switch v.kind {
+	case kString:
+		out.Str, out.Set, out.Items = v.str, v.str != "", 1
+		out.Strs = []string{v.str}
+	case kBool:
+		out.Bool, out.Set, out.Items = v.b, v.b, 1
+	case kNumber:
+		out.Set, out.Items = true, 1
+	case kArray:
+		out.Set, out.Items = len(v.arr) > 0, int64(len(v.arr))
+		for _, e := range v.arr {
+			if e.kind == kString {
+				out.Strs = append(out.Strs, e.str)
+			}
+		}
+	case kObject:
+		out.Set, out.Items = len(v.obj) > 0, 1
+	}
+	return out
+}

@@ -1,0 +1,94 @@
+package evaluator
+
+// Step names the outcome of one M4 hop, for `rules explain`.
+type Step struct {
+	From, To string
+	Outcome  string
+}
+
+// Walk outcomes (R-35), in the order they are tested on each hop.
+const (
+	walkAttested    = "resolves: origin attested by global_claim_ids and absent"
+	walkAbsent      = "fails: origin absent from the submission"
+	walkKey         = "fails: origin content key differs"
+	walkScope       = "fails: origin_scope does not match the origin's scope"
+	walkListed      = "resolves: origin listed in global_claim_ids"
+	walkRoot        = "resolves: root reached"
+	walkNotString   = "fails: pointer is not a string"
+	walkCycleAnchor = "resolves: cycle with a live record marked by M1 or M3"
+	walkCycle       = "fails: cycle with no covered record"
+	walkDepth       = "fails: more hops than the cluster size"
+	walkNext        = "continues"
+)
+
+// walk follows origin_claim_id hops from record i (R-21, R-35) and reports whether its pointer
+// resolves. size is the cluster size of the record's content key; anchor tells whether a record is
+// marked by M1 or M3 (the criteria's cycle_anchor predicate). trace, when non-nil, receives every
+// hop.
+func (x *export) walk(i int, size int, anchor func(int) bool, trace *[]Step) bool {
+	start := &x.records[i]
+	cur := i
+	visited := map[int]int{i: 0}
+	path := []int{i}
+	note := func(to, outcome string) {
+		if trace != nil {
+			*trace = append(*trace, Step{From: x.records[cur].id, To: to, Outcome: outcome})
+		}
+	}
+	for hops := 1; ; hops++ {
+		ptr := x.records[cur].raw.get("origin_claim_id")
+		if ptr.kind != kString {
+			note("", walkNotString)
+			return false
+		}
+		if hops > size {
+			note(ptr.str, walkDepth)
+			return false
+		}
+		listed := x.manifest.globalClaimIDs[ptr.str]
+		o, ok := x.byID[ptr.str]
+		switch {
+		case listed && !ok:
+			note(ptr.str, walkAttested)
+			return true
+		case !ok:
+			note(ptr.str, walkAbsent)
+			return false
+		case x.records[o].content != start.content:
+			note(ptr.str, walkKey)
+			return false
+		}
+		if os := x.records[cur].raw.get("origin_scope"); os.present() &&
+			(os.kind != kString || os.str != x.records[o].facts.ScopeString) {
+			note(ptr.str, walkScope)
+			return false
+		}
+		if listed {
+			note(ptr.str, walkListed)
+			return true
+		}
+		next := x.records[o].raw.get("origin_claim_id")
+		if !next.present() {
+			note(ptr.str, walkRoot)
+			return true
+		}
+		if next.kind != kString {
+			note(ptr.str, walkNotString)
+			return false
+		}
+		if at, seen := visited[o]; seen {
+			for _, j := range path[at:] {
+				if x.records[j].live && anchor(j) {
+					note(ptr.str, walkCycleAnchor)
+					return true
+				}
+			}
+			note(ptr.str, walkCycle)
+			return false
+		}
+		note(ptr.str, walkNext)
+		visited[o] = len(path)
+		path = append(path, o)
+		cur = o
+	}
+}

@@ -1,0 +1,184 @@
+package evaluator
+
+import (
+	"net/http"
+
+	"scope-hygiene/rules"
+)
+
+// Refusal is a free refusal of a malformed or over-cap submission: a published rule id and numbers,
+// never any part of the export (R-1, R-2, R-46).
+type Refusal struct {
+	Kind string `json:"kind"`
+	Rule string `json:"rule"`
+	// RecordIndex is the 0-based index of the first failing record, for record-level rules.
+	RecordIndex *int `json:"record_index,omitempty"`
+	// Cap and Observed are given for the two cap rules.
+	Cap      *int `json:"cap,omitempty"`
+	Observed *int `json:"observed,omitempty"`
+}
+
+// BodyBytesCap is the rule id of a body over the byte cap, checked before parsing (R-2).
+const BodyBytesCap = "body_bytes_cap"
+
+// HTTPStatus is 413 for the body cap and 400 for every other refusal (R-46).
+func (r *Refusal) HTTPStatus() int {
+	if r.Rule == BodyBytesCap {
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusBadRequest
+}
+
+// Error makes a refusal usable as an error; it holds only the rule id.
+func (r *Refusal) Error() string { return "refused: " + r.Rule }
+
+func refusal(rule string) *Refusal { return &Refusal{Kind: "refusal", Rule: rule} }
+
+func intp(n int) *int { return &n }
+
+// CheckBodySize refuses a body over the cap before anything reads it (R-2). A server calls it
+// with the number of bytes it read (at most cap+1) or the declared Content-Length.
+func CheckBodySize(ps *rules.ProgramSet, n int) *Refusal {
+	if limit := ps.Criteria().Caps.BodyBytes; n > limit {
+		r := refusal(BodyBytesCap)
+		r.Cap, r.Observed = intp(limit), intp(n)
+		return r
+	}
+	return nil
+}
+
+// check is one refusal rule's mechanics: it reports whether the export fails the rule, and the
+// index of the first failing record for record-level rules (-1 otherwise).
+type check func(ps *rules.ProgramSet, top *jval) (failed bool, index int)
+
+// checks implements every refusal code; criteria.yaml says in which order they run. Each check
+// assumes nothing about the ones before it, so any order the criteria choose is sound.
+var checks = map[string]check{
+	"export_required": func(_ *rules.ProgramSet, top *jval) (bool, int) { return top.kind != kObject, -1 },
+	"family_required": func(_ *rules.ProgramSet, top *jval) (bool, int) { return !top.get("family").present(), -1 },
+	"family_unknown": func(ps *rules.ProgramSet, top *jval) (bool, int) {
+		f := top.get("family")
+		if !f.present() {
+			return false, -1
+		}
+		_, ok := ps.Criteria().Families[f.str]
+		return f.kind != kString || !ok, -1
+	},
+	"form_invalid": func(ps *rules.ProgramSet, top *jval) (bool, int) {
+		f := top.get("form")
+		_, ok := ps.Criteria().Forms[f.str]
+		return f.kind != kString || !ok, -1
+	},
+	"records_required": func(_ *rules.ProgramSet, top *jval) (bool, int) { return top.get("records").kind != kArray, -1 },
+	"records_empty": func(_ *rules.ProgramSet, top *jval) (bool, int) {
+		r := top.get("records")
+		return r.kind == kArray && len(r.arr) == 0, -1
+	},
+	"record_count_cap": func(ps *rules.ProgramSet, top *jval) (bool, int) {
+		return len(top.get("records").arr) > ps.Criteria().Caps.RecordsPerAudit, -1
+	},
+	"record_not_object": eachRecord(func(_ *rules.ProgramSet, _ *jval, r *jval, _ map[string]bool) bool {
+		return r.kind != kObject
+	}),
+	"record_id_required": eachRecord(func(_ *rules.ProgramSet, _ *jval, r *jval, _ map[string]bool) bool {
+		return r.kind == kObject && r.get("id").kind != kString
+	}),
+	"record_id_duplicate": eachRecord(func(_ *rules.ProgramSet, _ *jval, r *jval, seen map[string]bool) bool {
+		id := r.get("id")
+		if r.kind != kObject || id.kind != kString {
+			return false
+		}
+		dup := seen[id.str]
+		seen[id.str] = true
+		return dup
+	}),
+	"content_text_required": contentCheck("content_text_required"),
+	"content_hash_required": contentCheck("content_hash_required"),
+	"manifest_invalid": func(_ *rules.ProgramSet, top *jval) (bool, int) {
+		m := top.get("manifest")
+		return m.present() && m.kind != kObject, -1
+	},
+	"declared_scope_keys_invalid": func(_ *rules.ProgramSet, top *jval) (bool, int) {
+		m := top.get("manifest")
+		if m.kind != kObject {
+			return false, -1
+		}
+		k := m.get("declared_scope_keys")
+		if !k.present() {
+			return false, -1
+		}
+		if k.kind != kArray {
+			return true, -1
+		}
+		for _, e := range k.arr {
+			if e.kind != kString {
+				return true, -1
+			}
+		}
+		return false, -1
+	},
+	"variant_unknown": func(ps *rules.ProgramSet, top *jval) (bool, int) {
+		v := top.get("variant")
+		if !v.present() {
+			return false, -1
+		}
+		fam, ok := ps.Criteria().Families[top.get("family").str]
+		if v.kind != kString {
+			return true, -1
+		}
+		if !ok {
+			return false, -1 // family_unknown decides
+		}
+		for _, x := range fam.Variants {
+			if x == v.str {
+				return false, -1
+			}
+		}
+		return true, -1
+	},
+}
+
+// eachRecord lifts a per-record test into a rule that scans every record in array order (R-1).
+func eachRecord(fails func(ps *rules.ProgramSet, top, rec *jval, seen map[string]bool) bool) check {
+	return func(ps *rules.ProgramSet, top *jval) (bool, int) {
+		recs := top.get("records")
+		seen := map[string]bool{}
+		for i := range recs.arr {
+			if fails(ps, top, &recs.arr[i], seen) {
+				return true, i
+			}
+		}
+		return false, -1
+	}
+}
+
+// contentCheck is the content-field rule of the form whose refusal is code.
+func contentCheck(code string) check {
+	return eachRecord(func(ps *rules.ProgramSet, top, r *jval, _ map[string]bool) bool {
+		form, ok := ps.Criteria().Forms[top.get("form").str]
+		if !ok || form.Refusal != code || r.kind != kObject {
+			return false
+		}
+		c := r.get(form.ContentField)
+		return c.kind != kString || (!form.AllowEmpty && c.str == "")
+	})
+}
+
+// validate runs the refusal rules in the criteria's order and returns the first that fails.
+func validate(ps *rules.ProgramSet, top *jval) *Refusal {
+	for _, code := range ps.Criteria().Refusals {
+		failed, idx := checks[code](ps, top)
+		if !failed {
+			continue
+		}
+		r := refusal(code)
+		if idx >= 0 {
+			r.RecordIndex = intp(idx)
+		}
+		if code == "record_count_cap" {
+			r.Cap, r.Observed = intp(ps.Criteria().Caps.RecordsPerAudit), intp(len(top.get("records").arr))
+		}
+		return r
+	}
+	return nil
+}
