@@ -1,0 +1,144 @@
+package pack
+
+import (
+	"os"
+	"testing"
+)
+
+// Fuzz targets for every parser of untrusted input: none may panic, and whatever Pack accepts
+// must marshal into a submission that satisfies the published input contract.
+
+func seed(f *testing.F, paths ...string) []byte {
+	var out []byte
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		out = b
+	}
+	return out
+}
+
+func fuzzPack(t *testing.T, in Inputs, opt Options) {
+	res, err := Pack(in, opt)
+	if err != nil {
+		return
+	}
+	body, err := res.Submission.Marshal()
+	if err != nil {
+		t.Fatalf("marshal: %v", err)
+	}
+	if CheckCaps(len(res.Submission.Records), body) != nil {
+		parts, _, err := Split(res.Submission)
+		if err != nil {
+			return
+		}
+		for _, p := range parts {
+			b, err := p.Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			contractCheck(t, b)
+		}
+		return
+	}
+	contractCheck(t, body)
+	if _, err := res.Inventory.Marshal(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func FuzzDecodeAF(f *testing.F) {
+	f.Add(seed(f, td("letta-af/team.af")))
+	f.Add(seed(f, td("letta-af/solo.af")))
+	f.Add([]byte(`"{\"agents\": []}"`))
+	f.Add([]byte(`"\"{}\""`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, _ = DecodeAF(data)
+	})
+}
+
+func FuzzReadItems(f *testing.F) {
+	f.Add(seed(f, td("mem0-platform/page1.json")))
+	f.Add(seed(f, td("mem0-oss/history.jsonl")))
+	f.Add([]byte(`{"results": [1]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, _, _ = readItems(File{Name: "f", Data: data}, "results", "edges")
+		_, _, _ = readItems(File{Name: "f", Data: data})
+	})
+}
+
+func FuzzMem0(f *testing.F) {
+	f.Add(seed(f, td("mem0-platform/page1.json")), seed(f, td("mem0-platform/history.json")), false, false)
+	f.Add(seed(f, td("mem0-oss/get_all.json")), seed(f, td("mem0-oss/history.jsonl")), true, true)
+	f.Fuzz(func(t *testing.T, dump, history []byte, oss, hashOnly bool) {
+		src := Mem0Platform
+		if oss {
+			src = Mem0OSS
+		}
+		in := Inputs{Records: []File{{Name: "d.json", Data: dump}}}
+		if len(history) > 0 {
+			in.History = []File{{Name: "h.json", Data: history}}
+		}
+		fuzzPack(t, in, Options{Source: src, HashOnly: hashOnly})
+	})
+}
+
+func FuzzGraphiti(f *testing.F) {
+	f.Add(seed(f, td("graphiti/edges.json")), seed(f, td("graphiti/episodes.json")), seed(f, td("graphiti/nodes.json")), false)
+	f.Fuzz(func(t *testing.T, edges, episodes, nodes []byte, hashOnly bool) {
+		in := Inputs{Records: []File{{Name: "e.json", Data: edges}}}
+		if len(episodes) > 0 {
+			in.Episodes = []File{{Name: "ep.json", Data: episodes}}
+		}
+		if len(nodes) > 0 {
+			in.Nodes = []File{{Name: "n.json", Data: nodes}}
+		}
+		fuzzPack(t, in, Options{Source: Graphiti, HashOnly: hashOnly})
+	})
+}
+
+func FuzzZepCloud(f *testing.F) {
+	f.Add(seed(f, td("zep-cloud/edges.graph=acme-kb.json")), "edges.graph=acme-kb.json", "")
+	f.Add(seed(f, td("zep-cloud/edges.user=u-4821.json")), "x.json", "g")
+	f.Fuzz(func(t *testing.T, edges []byte, name, graph string) {
+		fuzzPack(t, Inputs{Records: []File{{Name: name, Data: edges}}}, Options{Source: ZepCloud, GraphID: graph})
+	})
+}
+
+func FuzzLettaAF(f *testing.F) {
+	f.Add(seed(f, td("letta-af/team.af")), seed(f, td("letta-af/solo.af")), seed(f, td("letta-af/passages.json")), seed(f, td("letta-af/archives.json")))
+	f.Fuzz(func(t *testing.T, af1, af2, passages, archives []byte) {
+		in := Inputs{Records: []File{{Name: "a.af", Data: af1}}}
+		if len(af2) > 0 {
+			in.Records = append(in.Records, File{Name: "b.af", Data: af2})
+		}
+		if len(passages) > 0 {
+			in.Passages = []File{{Name: "p.json", Data: passages}}
+		}
+		if len(archives) > 0 {
+			in.Archives = []File{{Name: "r.json", Data: archives}}
+		}
+		fuzzPack(t, in, Options{Source: LettaAF, AgentAliases: map[string]string{"af1:agent-0": "agent-x"}})
+	})
+}
+
+func FuzzLettaAPI(f *testing.F) {
+	f.Add(seed(f, td("letta-api/bundle.json")), []byte(`{"agent-1": [{"id": "passage-1", "text": "t", "archive_id": "archive-1"}]}`))
+	f.Fuzz(func(t *testing.T, dump, passages []byte) {
+		in := Inputs{Records: []File{{Name: "api.json", Data: dump}}}
+		if len(passages) > 0 {
+			in.Passages = []File{{Name: "p.json", Data: passages}}
+		}
+		fuzzPack(t, in, Options{Source: LettaAPI})
+	})
+}
+
+func FuzzClaims(f *testing.F) {
+	f.Add(seed(f, td("claims/claims.jsonl")), true)
+	f.Add([]byte(`[{"id":"a","content_hash":"ab","supersedes":["a","b"]}]`), true)
+	f.Fuzz(func(t *testing.T, data []byte, hashOnly bool) {
+		fuzzPack(t, Inputs{Records: []File{{Name: "c.jsonl", Data: data}}}, Options{Source: ClaimsJSONL, HashOnly: hashOnly})
+	})
+}
