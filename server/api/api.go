@@ -1,0 +1,409 @@
+// Package api serves the criteria's endpoints block over HTTP with echo: GET /criteria,
+// POST /precheck (free, signed), POST /audit (paid, signed), GET /metrics, GET /healthz, and
+// NOT COVERED for every other POST path.
+//
+// The export lives in memory for one request: no handler, middleware, log line, metric label or
+// error path ever carries any part of a request body.
+package api
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"scope-hygiene/server/freetier"
+	"scope-hygiene/server/metrics"
+	"scope-hygiene/server/sign"
+	"scope-hygiene/server/store"
+)
+
+// Criteria is what the API needs to know of the serving criteria (*rules.ProgramSet has it).
+type Criteria interface {
+	ID() string
+	Revision() string
+	Digest() string
+	BodyCap() int
+	FreeTier() (perDay int, minInterval time.Duration)
+	PriceUnits() int64
+	PriceLabel() string
+}
+
+// Refusal is an engine refusal: its rule id, HTTP status and the JSON body of docs/contract.md.
+type Refusal struct {
+	Rule   string
+	Status int
+	Body   any
+}
+
+// AuditResult is an audit report with the facts the ledger keeps.
+type AuditResult struct {
+	Report           any
+	VerdictLine      string
+	Undeclared       *int
+	CriteriaRevision string
+}
+
+// Engine runs the criteria on one export held in memory.
+type Engine interface {
+	// CheckBodySize refuses a body of n bytes when it is over the cap (nil otherwise).
+	CheckBodySize(n int) *Refusal
+	// Precheck validates the export and resolves assessability (no factor computed).
+	Precheck(body []byte, now time.Time) (any, *Refusal, error)
+	// Audit computes the report.
+	Audit(body []byte, now time.Time) (*AuditResult, *Refusal, error)
+}
+
+// Config wires a Server.
+type Config struct {
+	Criteria Criteria
+	// Document is the published criteria document; the server adds the program digest and the
+	// report-signing key.
+	Document map[string]any
+	Engine   Engine
+	Store    store.Store
+	Signer   *sign.Signer
+	// Payments gates /audit (NoPayments when nil).
+	Payments Payments
+	// HouseToken enables house audits with "Authorization: Bearer <token>" (disabled when "").
+	HouseToken string
+	Logger     *slog.Logger
+	Metrics    *metrics.Metrics
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+	// TrustProxy takes the client address from X-Forwarded-For (only behind a trusted proxy).
+	TrustProxy bool
+}
+
+// Server is the HTTP service.
+type Server struct {
+	cfg      Config
+	e        *echo.Echo
+	gate     *freetier.Gate
+	criteria []byte
+	etag     string
+}
+
+// Context keys set by handlers for the observing middleware.
+const (
+	keyRule   = "scope_hygiene.rule"
+	keyRoute  = "scope_hygiene.route"
+	routeNone = "unmatched"
+)
+
+// New builds the server.
+func New(cfg Config) (*Server, error) {
+	if cfg.Criteria == nil || cfg.Engine == nil || cfg.Store == nil || cfg.Signer == nil || cfg.Metrics == nil {
+		return nil, errors.New("api: Criteria, Engine, Store, Signer and Metrics are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Payments == nil {
+		cfg.Payments = NoPayments{}
+	}
+	perDay, minInterval := cfg.Criteria.FreeTier()
+	s := &Server{cfg: cfg, gate: &freetier.Gate{Store: cfg.Store, Limits: store.FreeLimits{PerDay: perDay, MinInterval: minInterval}, Now: cfg.Now}}
+	if err := s.renderCriteria(); err != nil {
+		return nil, err
+	}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.Logger.SetOutput(io.Discard)
+	e.HTTPErrorHandler = s.httpError
+	if cfg.TrustProxy {
+		e.IPExtractor = echo.ExtractIPFromXFFHeader()
+	} else {
+		e.IPExtractor = echo.ExtractIPDirect()
+	}
+	e.Use(s.observe, s.recoverStatic)
+	e.GET("/criteria", s.getCriteria)
+	e.GET("/healthz", s.healthz)
+	e.GET("/metrics", echo.WrapHandler(cfg.Metrics.Handler()))
+	e.POST("/precheck", s.precheck)
+	e.POST("/audit", s.audit)
+	e.Any("/*", s.fallback)
+	s.e = e
+	return s, nil
+}
+
+// Handler is the server's http.Handler.
+func (s *Server) Handler() http.Handler { return s.e }
+
+// Echo exposes the router (tests add routes through it).
+func (s *Server) Echo() *echo.Echo { return s.e }
+
+func (s *Server) renderCriteria() error {
+	doc := make(map[string]any, len(s.cfg.Document)+3)
+	for k, v := range s.cfg.Document {
+		doc[k] = v
+	}
+	doc["criteria_id"] = s.cfg.Criteria.ID()
+	doc["criteria_revision"] = s.cfg.Criteria.Revision()
+	doc["criteria_digest"] = s.cfg.Criteria.Digest()
+	doc[sign.CriteriaKeyMember] = sign.Publish(s.cfg.Signer.Public())
+	b, err := sign.Canonical(doc)
+	if err != nil {
+		return errors.New("api: render criteria document")
+	}
+	sum := sha256.Sum256(b)
+	s.criteria, s.etag = b, `"sha256:`+hex.EncodeToString(sum[:])+`"`
+	return nil
+}
+
+// CriteriaDocument is the GET /criteria body.
+func (s *Server) CriteriaDocument() []byte { return s.criteria }
+
+func (s *Server) getCriteria(c echo.Context) error {
+	h := c.Response().Header()
+	h.Set("ETag", s.etag)
+	h.Set("Cache-Control", "public, max-age=300")
+	if etagMatch(c.Request().Header.Get("If-None-Match"), s.etag) {
+		return c.NoContent(http.StatusNotModified)
+	}
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, s.criteria)
+}
+
+// etagMatch implements If-None-Match (weak comparison, "*" and lists).
+func etagMatch(header, etag string) bool {
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if t == "*" || t == etag {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) healthz(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok", "criteria_revision": s.cfg.Criteria.Revision()})
+}
+
+// NotCovered is the exact body of every POST path the criteria do not publish.
+const NotCovered = "NOT COVERED"
+
+func (s *Server) fallback(c echo.Context) error {
+	if c.Request().Method == http.MethodPost {
+		c.Set(keyRoute, "not_covered")
+		return c.String(http.StatusNotFound, NotCovered)
+	}
+	return c.JSON(http.StatusNotFound, staticError(http.StatusNotFound))
+}
+
+// readBody reads the request body up to the cap (R-2): a declared Content-Length over the cap
+// is refused unread; otherwise at most cap+1 bytes are read.
+func (s *Server) readBody(c echo.Context) ([]byte, error) {
+	limit := s.cfg.Criteria.BodyCap()
+	if cl := c.Request().ContentLength; cl > int64(limit) {
+		return nil, s.refuse(c, s.cfg.Engine.CheckBodySize(int(min(cl, int64(1)<<40))))
+	}
+	body, err := io.ReadAll(io.LimitReader(c.Request().Body, int64(limit)+1))
+	if err != nil {
+		return nil, c.JSON(http.StatusBadRequest, map[string]string{"kind": "error", "error": "request body could not be read"})
+	}
+	if ref := s.cfg.Engine.CheckBodySize(len(body)); ref != nil {
+		return nil, s.refuse(c, ref)
+	}
+	return body, nil
+}
+
+// errAnswered marks a request whose response is already written.
+var errAnswered = errors.New("answered")
+
+// refuse answers a refusal (rule id and numbers only) and returns errAnswered.
+func (s *Server) refuse(c echo.Context, r *Refusal) error {
+	c.Set(keyRule, r.Rule)
+	s.cfg.Metrics.Refusals.WithLabelValues(r.Rule).Inc()
+	if err := c.JSON(r.Status, r.Body); err != nil {
+		return err
+	}
+	return errAnswered
+}
+
+// Refusal rules of the service layer (the engine's are in the criteria).
+const (
+	RuleCallerInvalid     = "caller_invalid"
+	RuleFreeTierDaily     = "free_tier_daily"
+	RuleFreeTierInterval  = "free_tier_interval"
+	RuleHouseTokenInvalid = "house_token_invalid"
+)
+
+func (s *Server) precheck(c echo.Context) error {
+	body, err := s.readBody(c)
+	if err != nil {
+		return done(err)
+	}
+	caller, err := freetier.CallerFromBody(body)
+	if err != nil {
+		return done(s.refuse(c, &Refusal{Rule: RuleCallerInvalid, Status: http.StatusBadRequest,
+			Body: map[string]any{"kind": "refusal", "rule": RuleCallerInvalid}}))
+	}
+	d, err := s.gate.Take(c.Request().Context(), caller, c.RealIP())
+	if err != nil {
+		return s.internal(c, "free-tier store failed")
+	}
+	switch d.Outcome {
+	case store.FreeExhausted:
+		s.cfg.Metrics.FreeTier.WithLabelValues("402").Inc()
+		return done(s.refuse(c, &Refusal{Rule: RuleFreeTierDaily, Status: http.StatusPaymentRequired,
+			Body: map[string]any{"kind": "refusal", "rule": RuleFreeTierDaily, "cap": s.gate.Limits.PerDay, "observed": d.Used}}))
+	case store.FreeTooSoon:
+		s.cfg.Metrics.FreeTier.WithLabelValues("429").Inc()
+		c.Response().Header().Set("Retry-After", itoa(freetier.RetryAfterSeconds(d.RetryAfter)))
+		return done(s.refuse(c, &Refusal{Rule: RuleFreeTierInterval, Status: http.StatusTooManyRequests,
+			Body: map[string]any{"kind": "refusal", "rule": RuleFreeTierInterval,
+				"min_interval_ms": s.gate.Limits.MinInterval.Milliseconds(), "retry_after_ms": d.RetryAfter.Milliseconds()}}))
+	}
+	res, ref, err := s.cfg.Engine.Precheck(body, s.cfg.Now())
+	if err != nil {
+		return s.internal(c, "rule failed at run time")
+	}
+	if ref != nil {
+		return done(s.refuse(c, ref))
+	}
+	s.cfg.Metrics.Results.WithLabelValues(s.cfg.Criteria.Revision(), "precheck", "free").Inc()
+	return s.signed(c, res)
+}
+
+func (s *Server) audit(c echo.Context) error {
+	body, err := s.readBody(c)
+	if err != nil {
+		return done(err)
+	}
+	now := s.cfg.Now()
+	// A malformed export is refused free, before any payment or house check.
+	if _, ref, err := s.cfg.Engine.Precheck(body, now); err != nil {
+		return s.internal(c, "rule failed at run time")
+	} else if ref != nil {
+		return done(s.refuse(c, ref))
+	}
+	house, err := s.house(c)
+	if err != nil {
+		return done(s.refuse(c, &Refusal{Rule: RuleHouseTokenInvalid, Status: http.StatusUnauthorized,
+			Body: map[string]any{"kind": "refusal", "rule": RuleHouseTokenInvalid}}))
+	}
+	var pay *Payment
+	if !house {
+		pay, err = s.cfg.Payments.Require(c, Quote{Op: store.OpAudit, USDCUnits: s.cfg.Criteria.PriceUnits(),
+			Label: s.cfg.Criteria.PriceLabel(), CriteriaRevision: s.cfg.Criteria.Revision()})
+		if err != nil {
+			return s.internal(c, "payment check failed")
+		}
+		if pay == nil {
+			return nil // Require answered (402 with the price)
+		}
+	}
+	res, ref, err := s.cfg.Engine.Audit(body, now)
+	if err != nil || ref != nil || res == nil {
+		if pay != nil {
+			s.cfg.Payments.Abandon(c, pay)
+		}
+		if ref != nil {
+			return done(s.refuse(c, ref))
+		}
+		return s.internal(c, "rule failed at run time")
+	}
+	doc, err := s.cfg.Signer.Sign(res.Report)
+	if err != nil {
+		if pay != nil {
+			s.cfg.Payments.Abandon(c, pay)
+		}
+		return s.internal(c, "signing failed")
+	}
+	entry := store.LedgerEntry{Timestamp: now, Day: store.Day(now), CriteriaVersion: res.CriteriaRevision,
+		VerdictLine: res.VerdictLine, Op: store.OpAudit, UndeclaredClusters: res.Undeclared, House: house}
+	appendLedger := func(e store.LedgerEntry) (int64, error) {
+		return s.cfg.Store.AppendLedger(c.Request().Context(), e)
+	}
+	payer := "house"
+	if house {
+		_, err = appendLedger(entry)
+	} else {
+		payer = "paid"
+		err = s.cfg.Payments.Settle(c, pay, entry, appendLedger)
+	}
+	if err != nil {
+		return s.internal(c, "ledger write failed")
+	}
+	s.cfg.Metrics.Results.WithLabelValues(res.CriteriaRevision, store.OpAudit, payer).Inc()
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, doc)
+}
+
+// house reports whether the request is an operator's house audit. A bearer token that does not
+// match (or any bearer when house audits are disabled) is an error.
+func (s *Server) house(c echo.Context) (bool, error) {
+	h := c.Request().Header.Get(echo.HeaderAuthorization)
+	if h == "" {
+		return false, nil
+	}
+	tok, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok || s.cfg.HouseToken == "" {
+		return false, errors.New("house token invalid")
+	}
+	want := sha256.Sum256([]byte(s.cfg.HouseToken))
+	got := sha256.Sum256([]byte(tok))
+	if subtle.ConstantTimeCompare(want[:], got[:]) != 1 {
+		return false, errors.New("house token invalid")
+	}
+	return true, nil
+}
+
+func (s *Server) signed(c echo.Context, v any) error {
+	doc, err := s.cfg.Signer.Sign(v)
+	if err != nil {
+		return s.internal(c, "signing failed")
+	}
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, doc)
+}
+
+// internal answers a static 500; msg is a static string and goes to the log only.
+func (s *Server) internal(c echo.Context, msg string) error {
+	s.cfg.Logger.Error(msg, "route", route(c))
+	return c.JSON(http.StatusInternalServerError, staticError(http.StatusInternalServerError))
+}
+
+func done(err error) error {
+	if errors.Is(err, errAnswered) {
+		return nil
+	}
+	return err
+}
+
+func staticError(code int) map[string]string {
+	return map[string]string{"kind": "error", "error": http.StatusText(code)}
+}
+
+// httpError answers errors that reach echo with static JSON: never an error's text.
+func (s *Server) httpError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	code := http.StatusInternalServerError
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		code = he.Code
+	}
+	if code == http.StatusInternalServerError {
+		s.cfg.Logger.Error("handler error", "route", route(c))
+	}
+	if c.Request().Method == http.MethodHead {
+		c.NoContent(code)
+		return
+	}
+	c.JSON(code, staticError(code))
+}
+
+func itoa(n int) string {
+	return strconv.Itoa(n)
+}

@@ -1,0 +1,85 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"scope-hygiene/server/store"
+)
+
+// Quote is what one paid call costs.
+type Quote struct {
+	Op               string
+	USDCUnits        int64
+	Label            string
+	CriteriaRevision string
+}
+
+// Payment is a verified payment for one audit, as the ledger records it.
+type Payment struct {
+	// Payer is the payer's wallet.
+	Payer string
+	// TxID is the payment transaction id.
+	TxID string
+	// FeeLamports is the Solana fee of the payment, when known.
+	FeeLamports *int64
+	// USDCUnits is the amount paid.
+	USDCUnits int64
+	// CAD is the CAD fair-market-value block.
+	CAD store.CADBlock
+	// Handle is the payment implementation's own state.
+	Handle any
+}
+
+// Payments is the seam the x402 work implements. The API calls Require after the export is
+// validated (a malformed export never reaches it), runs the audit only when Require returns a
+// Payment, and then calls Settle (or Abandon if the audit could not be produced).
+type Payments interface {
+	// Require verifies the request's payment. It returns nil, nil after writing the response
+	// itself when the call is not paid (402 with the price, or any other answer it chooses).
+	Require(c echo.Context, q Quote) (*Payment, error)
+	// Settle completes a paid audit whose signed report is ready: it fills the payment facts
+	// into entry and appends it to the ledger through appendLedger, exactly once.
+	Settle(c echo.Context, p *Payment, entry store.LedgerEntry, appendLedger func(store.LedgerEntry) (int64, error)) error
+	// Abandon is called when a paid audit could not be produced.
+	Abandon(c echo.Context, p *Payment)
+}
+
+// NoPayments is the default: every unpaid /audit answers 402 stating the price.
+type NoPayments struct{}
+
+// PaymentRequired is the 402 body of NoPayments.
+type PaymentRequired struct {
+	Kind  string `json:"kind"`
+	Op    string `json:"op"`
+	Price Price  `json:"price"`
+}
+
+// Price is the published price.
+type Price struct {
+	USDCUnits int64  `json:"usdc_units"`
+	Label     string `json:"label"`
+}
+
+// Require answers 402 with the price.
+func (NoPayments) Require(c echo.Context, q Quote) (*Payment, error) {
+	return nil, c.JSON(http.StatusPaymentRequired, PaymentRequired{Kind: "payment_required", Op: q.Op,
+		Price: Price{USDCUnits: q.USDCUnits, Label: q.Label}})
+}
+
+// Settle writes the ledger row with the payment's facts.
+func (NoPayments) Settle(c echo.Context, p *Payment, entry store.LedgerEntry, appendLedger func(store.LedgerEntry) (int64, error)) error {
+	FillPayment(&entry, p)
+	_, err := appendLedger(entry)
+	return err
+}
+
+// Abandon does nothing.
+func (NoPayments) Abandon(echo.Context, *Payment) {}
+
+// FillPayment copies a payment's facts into a ledger entry.
+func FillPayment(e *store.LedgerEntry, p *Payment) {
+	e.PayerWallet, e.PaymentTx, e.SolanaFeeLamports = p.Payer, p.TxID, p.FeeLamports
+	e.PriceUSDCUnits, e.CAD = p.USDCUnits, p.CAD
+}

@@ -1,0 +1,66 @@
+// Package engine adapts the rules engine (rules + evaluator) to the API's Engine interface and
+// renders the published criteria document.
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"scope-hygiene/evaluator"
+	"scope-hygiene/rules"
+	"scope-hygiene/server/api"
+)
+
+// Engine runs one ProgramSet.
+type Engine struct {
+	PS *rules.ProgramSet
+}
+
+var _ api.Engine = Engine{}
+
+func refusal(r *evaluator.Refusal) *api.Refusal {
+	if r == nil {
+		return nil
+	}
+	return &api.Refusal{Rule: r.Rule, Status: r.HTTPStatus(), Body: r}
+}
+
+// CheckBodySize implements api.Engine.
+func (e Engine) CheckBodySize(n int) *api.Refusal {
+	return refusal(evaluator.CheckBodySize(e.PS, n))
+}
+
+// Precheck implements api.Engine.
+func (e Engine) Precheck(body []byte, now time.Time) (any, *api.Refusal, error) {
+	res, ref, err := evaluator.Precheck(e.PS, body, now)
+	if err != nil || ref != nil {
+		return nil, refusal(ref), err
+	}
+	return res, nil, nil
+}
+
+// Audit implements api.Engine.
+func (e Engine) Audit(body []byte, now time.Time) (*api.AuditResult, *api.Refusal, error) {
+	rep, ref, err := evaluator.Audit(e.PS, body, now)
+	if err != nil || ref != nil {
+		return nil, refusal(ref), err
+	}
+	return &api.AuditResult{Report: rep, VerdictLine: rep.VerdictLine, Undeclared: rep.UndeclaredCount(),
+		CriteriaRevision: rep.CriteriaRevision}, nil, nil
+}
+
+// Document is the published criteria document of ps: every published member of the criteria
+// (texts, matrix, interpretations, corpus id and pin, price, free tier, caps, endpoints, ledger
+// fields) as JSON.
+func Document(ps *rules.ProgramSet) (map[string]any, error) {
+	b, err := json.Marshal(ps.Criteria())
+	if err != nil {
+		return nil, fmt.Errorf("criteria document: %w", err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("criteria document: %w", err)
+	}
+	return doc, nil
+}
