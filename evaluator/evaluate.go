@@ -14,7 +14,20 @@ import (
 // rule failed at run time (errors.Is(err, rules.ErrRuleFailed)) and nothing may be answered but a
 // static server error.
 func Precheck(ps *rules.ProgramSet, body []byte, now time.Time) (*PrecheckResult, *Refusal, error) {
-	st, ref, err := prepare(ps, body)
+	return PrecheckWith(ps, body, now, Options{})
+}
+
+// Options change how an evaluation is observed, never what it decides.
+type Options struct {
+	// Observer sees every rule evaluation (coverage); nil on the request path.
+	Observer rules.Observer
+	// explain, when set, collects the explanation of `rules explain`.
+	explain *Explanation
+}
+
+// PrecheckWith is Precheck with options.
+func PrecheckWith(ps *rules.ProgramSet, body []byte, now time.Time, opts Options) (*PrecheckResult, *Refusal, error) {
+	st, ref, err := prepare(ps, body, opts)
 	if ref != nil || err != nil {
 		return nil, ref, err
 	}
@@ -38,7 +51,12 @@ func Precheck(ps *rules.ProgramSet, body []byte, now time.Time) (*PrecheckResult
 // Audit computes the five factors, the coverage block and the verdict line. checkEnd is the
 // check-end time printed in the verdict line.
 func Audit(ps *rules.ProgramSet, body []byte, checkEnd time.Time) (*Report, *Refusal, error) {
-	st, ref, err := prepare(ps, body)
+	return AuditWith(ps, body, checkEnd, Options{})
+}
+
+// AuditWith is Audit with options.
+func AuditWith(ps *rules.ProgramSet, body []byte, checkEnd time.Time, opts Options) (*Report, *Refusal, error) {
+	st, ref, err := prepare(ps, body, opts)
 	if ref != nil || err != nil {
 		return nil, ref, err
 	}
@@ -54,11 +72,17 @@ func Audit(ps *rules.ProgramSet, body []byte, checkEnd time.Time) (*Report, *Ref
 	}
 	st.fillDuplicates(rep)
 	rep.VerdictLine = st.verdict(rep)
+	if opts.explain != nil {
+		if err := st.explainTail(); err != nil {
+			return nil, nil, err
+		}
+	}
 	return rep, nil, nil
 }
 
 // state is one evaluation in progress.
 type state struct {
+	opts    Options
 	ps      *rules.ProgramSet
 	x       *export
 	act     *rules.RecordActivation
@@ -73,7 +97,7 @@ type state struct {
 	b5NotRun, lineage                                   int
 }
 
-func prepare(ps *rules.ProgramSet, body []byte) (*state, *Refusal, error) {
+func prepare(ps *rules.ProgramSet, body []byte, opts Options) (*state, *Refusal, error) {
 	if r := CheckBodySize(ps, len(body)); r != nil {
 		return nil, r, nil
 	}
@@ -85,7 +109,8 @@ func prepare(ps *rules.ProgramSet, body []byte) (*state, *Refusal, error) {
 		return nil, r, nil
 	}
 	x := newExport(ps, &top)
-	st := &state{ps: ps, x: x, act: ps.NewRecordActivation(x.scope)}
+	st := &state{opts: opts, ps: ps, x: x, act: ps.NewRecordActivation(x.scope)}
+	st.act.Obs = opts.Observer
 	if err := st.records(); err != nil {
 		return nil, nil, err
 	}
@@ -110,6 +135,11 @@ func (st *state) records() error {
 		}
 		if err := ps.EvalRecord(act); err != nil {
 			return err
+		}
+		if st.opts.explain != nil {
+			if err := st.explainRecord(i); err != nil {
+				return err
+			}
 		}
 		r.live = act.Live
 		r.template, r.eligible, r.contested = act.Get(rules.Template), act.Get(rules.Eligible), act.Get(rules.Contested)
@@ -172,7 +202,7 @@ func (st *state) resolveGates() error {
 		MultiScope: x.manifest.multiScope, ManifestPresent: x.manifest.present,
 		ConflictCheckedRecords: int64(checked),
 	}
-	act := &rules.SubmissionActivation{Scope: x.scope, Submission: &st.sub}
+	act := &rules.SubmissionActivation{Scope: x.scope, Submission: &st.sub, Obs: st.opts.Observer}
 	for i, f := range rules.Factors {
 		g, err := st.ps.Gate(f, act)
 		if err != nil {
@@ -224,7 +254,7 @@ func (st *state) marks() error {
 		}
 		if r.raw.get("origin_claim_id").present() {
 			r.hasPointer = true
-			r.facts.M4Resolves = x.walk(i, size[r.content], anchor, nil)
+			r.facts.M4Resolves = x.walk(i, size[r.content], anchor, st.pointerTrace(i))
 		}
 		act.Restore(&r.facts, r.live, st.slots[i])
 		if err := ps.EvalMarks(act); err != nil {
@@ -405,7 +435,7 @@ func (st *state) cluster(members []int) (*ClusterReport, string, error) {
 	if x.letta {
 		cl.DisjointPair = disjointPair(x, copies)
 	}
-	act := &rules.ClusterActivation{Scope: x.scope, Cluster: &cl}
+	act := &rules.ClusterActivation{Scope: x.scope, Cluster: &cl, Obs: st.opts.Observer}
 	forms, err := ps.ClusterForms().Bool(act)
 	if err != nil || !forms {
 		return nil, "", err
@@ -423,6 +453,11 @@ func (st *state) cluster(members []int) (*ClusterReport, string, error) {
 	}
 	if !act.B5 {
 		st.b5NotRun++
+	}
+	if st.opts.explain != nil {
+		if err := st.explainCluster(members, act); err != nil {
+			return nil, "", err
+		}
 	}
 	for _, p := range ps.Precedence() {
 		ok, err := p.When.Bool(act)

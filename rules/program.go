@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 
 	"cel.dev/cel-go/cel"
 	celast "cel.dev/cel-go/common/ast"
@@ -46,11 +47,35 @@ type Program struct {
 	constTrue bool
 	env       *cel.Env
 	loc       exprLocator
+
+	traceOnce sync.Once // the tracing program is built on first use
+	tracePrg  cel.Program
+	traceErr  error
+	nodes     []SubValue
 }
+
+// Observer sees every evaluation made through an activation that carries it: the program, its
+// value and the value of each boolean sub-expression. It serves `rules test --coverage` and
+// `rules explain`; the request path carries none and pays nothing for it.
+type Observer interface {
+	Observe(p *Program, value bool, subs []SubValue)
+}
+
+// observed is implemented by the activations of this package.
+type observed interface{ observer() Observer }
 
 // Bool evaluates a predicate. Any evaluation error, including an exceeded cost limit, is a
 // *RuleError.
 func (p *Program) Bool(act interpreter.Activation) (bool, error) {
+	if o, ok := act.(observed); ok {
+		if obs := o.observer(); obs != nil {
+			v, subs, err := p.Trace(act)
+			if err == nil {
+				obs.Observe(p, v, subs)
+			}
+			return v, err
+		}
+	}
 	v, _, err := p.prg.Eval(act)
 	if err != nil {
 		return false, p.fail(err)
@@ -75,20 +100,34 @@ func (p *Program) fail(err error) error {
 }
 
 // Trace evaluates the predicate with state tracking and returns its value together with the value
-// of every boolean sub-expression, keyed by the sub-expression's source text. It is slow and meant
-// for `rules explain` and `rules test --coverage`, never the request path.
+// of every boolean sub-expression that was evaluated. It is slow and meant for `rules explain` and
+// `rules test --coverage`, never the request path.
 func (p *Program) Trace(act interpreter.Activation) (bool, []SubValue, error) {
-	prg, err := p.env.Program(p.ast, cel.EvalOptions(cel.OptTrackState, cel.OptExhaustiveEval))
+	p.traceOnce.Do(p.buildTrace)
+	if p.traceErr != nil {
+		return false, nil, p.fail(p.traceErr)
+	}
+	v, det, err := p.tracePrg.ContextEval(context.Background(), act)
 	if err != nil {
 		return false, nil, p.fail(err)
 	}
-	v, det, err := prg.ContextEval(context.Background(), act)
-	if err != nil {
-		return false, nil, p.fail(err)
+	st := det.State()
+	var out []SubValue
+	for _, n := range p.nodes {
+		if val, ok := st.Value(n.Node); ok {
+			if b, isBool := val.(types.Bool); isBool {
+				n.Value = bool(b)
+				out = append(out, n)
+			}
+		}
 	}
-	out := boolSubValues(p, det)
 	b, _ := v.(types.Bool)
 	return bool(b), out, nil
+}
+
+func (p *Program) buildTrace() {
+	p.tracePrg, p.traceErr = p.env.Program(p.ast, cel.EvalOptions(cel.OptTrackState, cel.OptExhaustiveEval))
+	p.nodes = p.BoolNodes()
 }
 
 // SubValue is one boolean sub-expression of a rule and the value it took.
@@ -100,30 +139,6 @@ type SubValue struct {
 	// Line and Column place it in the criteria file.
 	Line, Column int
 	Value        bool
-}
-
-func boolSubValues(p *Program, det *cel.EvalDetails) []SubValue {
-	st := det.State()
-	info := p.ast.NativeRep().SourceInfo()
-	var out []SubValue
-	for _, id := range st.IDs() {
-		v, ok := st.Value(id)
-		if !ok {
-			continue
-		}
-		b, isBool := v.(types.Bool)
-		if !isBool {
-			continue
-		}
-		l := info.GetStartLocation(id)
-		line, col := p.Expr.Line, p.Expr.Column
-		if l.Line() > 0 {
-			line, col = p.loc.at(runeOffset(p.Expr.Text, l.Line(), l.Column()))
-		}
-		out = append(out, SubValue{Node: id, Text: nodeText(p, id), Line: line, Column: col, Value: bool(b)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
-	return out
 }
 
 // BoolNodes lists the program's boolean sub-expressions that are not literals (the branches

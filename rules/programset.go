@@ -137,6 +137,9 @@ func (ps *ProgramSet) Liveness() []*Program { return ps.liveness }
 // RecordPredicates are the per-record predicates in file order (record.predicates, then marks).
 func (ps *ProgramSet) RecordPredicates() []*Program { return ps.recordPreds }
 
+// PredicateCount is how many of RecordPredicates are record.predicates; the rest are record.marks.
+func (ps *ProgramSet) PredicateCount() int { return ps.phase1 }
+
 // Conflicts are the conflict sub-checks in file order.
 func (ps *ProgramSet) Conflicts() []ConflictProgram { return ps.conflicts }
 
@@ -186,6 +189,8 @@ type Scope struct {
 // request path free of per-record maps.
 type RecordActivation struct {
 	Scope
+	// Obs, when set, sees every evaluation (coverage, explain).
+	Obs    Observer
 	Record *Record
 	Live   bool
 	vals   SlotValues
@@ -279,6 +284,7 @@ func (ps *ProgramSet) EvalMarks(a *RecordActivation) error {
 // ClusterActivation is the input of the cluster programs.
 type ClusterActivation struct {
 	Scope
+	Obs     Observer
 	Cluster *Cluster
 	B5      bool
 }
@@ -306,6 +312,7 @@ func (a *ClusterActivation) Parent() interpreter.Activation { return nil }
 // SubmissionActivation is the input of the gates.
 type SubmissionActivation struct {
 	Scope
+	Obs        Observer
 	Submission *Submission
 }
 
@@ -350,3 +357,7 @@ func slotByName(name string) Slot {
 	}
 	return numSlots
 }
+
+func (a *RecordActivation) observer() Observer     { return a.Obs }
+func (a *ClusterActivation) observer() Observer    { return a.Obs }
+func (a *SubmissionActivation) observer() Observer { return a.Obs }
