@@ -1,0 +1,22 @@
+package sqlite_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"scope-hygiene/server/store/sqlite"
+	"scope-hygiene/server/x402"
+	"scope-hygiene/server/x402/x402test"
+)
+
+func TestX402SettlementStore(t *testing.T) {
+	x402test.RunStoreSuite(t, func(t *testing.T) x402.SettlementStore {
+		s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "db.sqlite"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s.Settlements()
+	})
+}

@@ -1,0 +1,12 @@
+package x402_test
+
+import (
+	"testing"
+
+	"scope-hygiene/server/x402"
+	"scope-hygiene/server/x402/x402test"
+)
+
+func TestMemStoreConformance(t *testing.T) {
+	x402test.RunStoreSuite(t, func(*testing.T) x402.SettlementStore { return x402.NewMemStore() })
+}

@@ -1,0 +1,159 @@
+// Package x402test holds the conformance suite every x402.SettlementStore must pass (the
+// in-memory store and both SQL backends run it).
+package x402test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"scope-hygiene/server/x402"
+)
+
+func row(sig, challenge string, now time.Time) *x402.Settlement {
+	return &x402.Settlement{TxSig: sig, Challenge: challenge, ChallengeExpiry: now.Add(time.Minute), Payer: "payer",
+		Network: "solana:test", Blockhash: "bh", Status: x402.StatusReserved, CreatedAt: now, UpdatedAt: now}
+}
+
+// RunStoreSuite checks reservation uniqueness, compare-and-set updates, claims and listing.
+// open returns a fresh, empty store.
+func RunStoreSuite(t *testing.T, open func(t *testing.T) x402.SettlementStore) {
+	ctx := context.Background()
+	now := time.UnixMilli(1_800_000_000_000).UTC()
+
+	t.Run("reserve_unique", func(t *testing.T) {
+		st := open(t)
+		if ex, err := st.Reserve(ctx, row("s1", "c1", now)); err != nil || ex != nil {
+			t.Fatalf("first reserve: %v %v", ex, err)
+		}
+		ex, err := st.Reserve(ctx, row("s1", "c1", now))
+		if err != nil || ex == nil || ex.Status != x402.StatusReserved {
+			t.Fatalf("second reserve must return the existing row: %+v %v", ex, err)
+		}
+		if _, err := st.Reserve(ctx, row("s2", "c1", now)); !errors.Is(err, x402.ErrChallengeUsed) {
+			t.Fatalf("same challenge, other tx: %v", err)
+		}
+	})
+
+	t.Run("concurrent_reserve_one_winner", func(t *testing.T) {
+		st := open(t)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		won := 0
+		for i := 0; i < 8; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ex, err := st.Reserve(ctx, row("s1", "c1", now))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if ex == nil {
+					mu.Lock()
+					won++
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		if won != 1 {
+			t.Fatalf("%d reservations won, want 1", won)
+		}
+	})
+
+	t.Run("compare_and_set_round_trip", func(t *testing.T) {
+		st := open(t)
+		r := row("s1", "c1", now)
+		if _, err := st.Reserve(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		r.Status, r.ExpiryHeight = x402.StatusSubmitted, 250
+		if ok, err := st.Update(ctx, r, x402.StatusReserved); !ok || err != nil {
+			t.Fatalf("cas reserved→submitted: %v %v", ok, err)
+		}
+		if ok, _ := st.Update(ctx, r, x402.StatusReserved); ok {
+			t.Fatal("cas from a stale status succeeded")
+		}
+		fee, lid := int64(10001), int64(7)
+		settled := now.Add(time.Second)
+		r.Status, r.FeeLamports, r.Slot, r.SettledAt, r.LedgerID = x402.StatusSettled, &fee, 99, &settled, &lid
+		if ok, err := st.Update(ctx, r, x402.StatusSubmitted); !ok || err != nil {
+			t.Fatalf("cas submitted→settled: %v %v", ok, err)
+		}
+		got, err := st.Get(ctx, "s1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != x402.StatusSettled || got.FeeLamports == nil || *got.FeeLamports != 10001 || got.Slot != 99 ||
+			got.ExpiryHeight != 250 || got.SettledAt == nil || !got.SettledAt.Equal(settled) || *got.LedgerID != 7 ||
+			!got.ChallengeExpiry.Equal(r.ChallengeExpiry) || got.Payer != "payer" {
+			t.Fatalf("round trip: %+v", got)
+		}
+		if _, err := st.Get(ctx, "nope"); !errors.Is(err, x402.ErrSettlementNotFound) {
+			t.Fatalf("missing row: %v", err)
+		}
+	})
+
+	t.Run("released_frees_challenge", func(t *testing.T) {
+		st := open(t)
+		r := row("s1", "c1", now)
+		st.Reserve(ctx, r)
+		r.Status = x402.StatusReleased
+		if ok, err := st.Update(ctx, r, x402.StatusReserved); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+		if ex, err := st.Reserve(ctx, row("s2", "c1", now)); err != nil || ex != nil {
+			t.Fatalf("challenge of a released row: %v %v", ex, err)
+		}
+		r.Status = x402.StatusReserved
+		if _, err := st.Update(ctx, r, x402.StatusReleased); !errors.Is(err, x402.ErrChallengeUsed) {
+			t.Fatalf("re-reserving a released row whose challenge is live elsewhere: %v", err)
+		}
+	})
+
+	t.Run("claim_rule", func(t *testing.T) {
+		st := open(t)
+		r := row("s1", "c1", now)
+		st.Reserve(ctx, r)
+		settled := now
+		r.Status, r.SettledAt = x402.StatusSettled, &settled
+		st.Update(ctx, r, x402.StatusReserved)
+		rule := x402.ClaimRule{MaxClaims: 2, SettledAfter: now.Add(-time.Minute), IdleBefore: now.Add(-20 * time.Second), Now: now}
+		if ok, err := st.Claim(ctx, "s1", rule); !ok || err != nil {
+			t.Fatalf("first claim: %v %v", ok, err)
+		}
+		if ok, _ := st.Claim(ctx, "s1", rule); ok {
+			t.Fatal("second claim inside the lease succeeded")
+		}
+		later := now.Add(30 * time.Second)
+		rule2 := x402.ClaimRule{MaxClaims: 2, SettledAfter: later.Add(-time.Minute), IdleBefore: later.Add(-20 * time.Second), Now: later}
+		if ok, _ := st.Claim(ctx, "s1", rule2); !ok {
+			t.Fatal("claim after the lease refused")
+		}
+		if ok, _ := st.Claim(ctx, "s1", x402.ClaimRule{MaxClaims: 2, SettledAfter: now.Add(-time.Hour), IdleBefore: later.Add(time.Hour), Now: later}); ok {
+			t.Fatal("claim beyond MaxClaims succeeded")
+		}
+		got, _ := st.Get(ctx, "s1")
+		if got.Claims != 2 || !got.UpdatedAt.Equal(later) {
+			t.Fatalf("claims %d updated %v", got.Claims, got.UpdatedAt)
+		}
+		if ok, _ := st.Claim(ctx, "s1", x402.ClaimRule{MaxClaims: 9, SettledAfter: now.Add(time.Second), IdleBefore: later.Add(time.Hour), Now: later}); ok {
+			t.Fatal("claim outside the window succeeded")
+		}
+	})
+
+	t.Run("list_by_status", func(t *testing.T) {
+		st := open(t)
+		for i, s := range []string{"a", "b", "c"} {
+			r := row(s, "c"+s, now.Add(time.Duration(3-i)*time.Second))
+			st.Reserve(ctx, r)
+		}
+		l, err := st.List(ctx, x402.StatusReserved, 2)
+		if err != nil || len(l) != 2 || l[0].TxSig != "c" || l[1].TxSig != "b" {
+			t.Fatalf("list: %v %v", l, err)
+		}
+	})
+}
