@@ -73,6 +73,8 @@ type Config struct {
 	Signer   *sign.Signer
 	// Payments gates /audit (NoPayments when nil).
 	Payments Payments
+	// PriceStatus is the price's published status (e.g. RULED), stated with the price.
+	PriceStatus string
 	// HouseToken enables house audits with "Authorization: Bearer <token>" (disabled when "").
 	HouseToken string
 	Logger     *slog.Logger
@@ -296,7 +298,7 @@ func (s *Server) audit(c echo.Context) error {
 	var pay *Payment
 	if !house {
 		pay, err = s.cfg.Payments.Require(c, Quote{Op: store.OpAudit, USDCUnits: s.cfg.Criteria.PriceUnits(),
-			Label: s.cfg.Criteria.PriceLabel(), CriteriaRevision: s.cfg.Criteria.Revision()})
+			Label: s.cfg.Criteria.PriceLabel(), Status: s.cfg.PriceStatus, CriteriaRevision: s.cfg.Criteria.Revision()})
 		if err != nil {
 			return s.internal(c, "payment check failed")
 		}

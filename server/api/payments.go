@@ -13,6 +13,7 @@ type Quote struct {
 	Op               string
 	USDCUnits        int64
 	Label            string
+	Status           string
 	CriteriaRevision string
 }
 
@@ -60,12 +61,13 @@ type PaymentRequired struct {
 type Price struct {
 	USDCUnits int64  `json:"usdc_units"`
 	Label     string `json:"label"`
+	Status    string `json:"status,omitempty"`
 }
 
 // Require answers 402 with the price.
 func (NoPayments) Require(c echo.Context, q Quote) (*Payment, error) {
 	return nil, c.JSON(http.StatusPaymentRequired, PaymentRequired{Kind: "payment_required", Op: q.Op,
-		Price: Price{USDCUnits: q.USDCUnits, Label: q.Label}})
+		Price: Price{USDCUnits: q.USDCUnits, Label: q.Label, Status: q.Status}})
 }
 
 // Settle writes the ledger row with the payment's facts.

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"scope-hygiene/server/store"
+	"scope-hygiene/server/store/postgres"
+	"scope-hygiene/server/store/sqlite"
+)
+
+// config is the serve command's configuration. Every flag has an env var SCOPE_HYGIENE_<NAME>;
+// a flag given on the command line wins over the env var, which wins over the default.
+type config struct {
+	Addr            string
+	Store           string
+	KeyFile         string
+	CriteriaFile    string
+	HouseTokenFile  string
+	HouseToken      string
+	RequestTimeout  time.Duration
+	ShutdownTimeout time.Duration
+	TrustProxy      bool
+	LogLevel        string
+}
+
+// envName maps a flag name to its env var: store → SCOPE_HYGIENE_STORE.
+func envName(flagName string) string {
+	return "SCOPE_HYGIENE_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// serveFlags declares the serve flags on fs, with defaults taken from the environment.
+func serveFlags(fs *flag.FlagSet, c *config, getenv func(string) string) error {
+	var errs []string
+	str := func(p *string, name, def, help string) {
+		if v := getenv(envName(name)); v != "" {
+			def = v
+		}
+		fs.StringVar(p, name, def, help+" (env "+envName(name)+")")
+	}
+	dur := func(p *time.Duration, name string, def time.Duration, help string) {
+		if v := getenv(envName(name)); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				errs = append(errs, envName(name)+": not a duration")
+			} else {
+				def = d
+			}
+		}
+		fs.DurationVar(p, name, def, help+" (env "+envName(name)+")")
+	}
+	boolean := func(p *bool, name string, def bool, help string) {
+		if v := getenv(envName(name)); v != "" {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				errs = append(errs, envName(name)+": not a boolean")
+			} else {
+				def = b
+			}
+		}
+		fs.BoolVar(p, name, def, help+" (env "+envName(name)+")")
+	}
+	str(&c.Addr, "addr", "127.0.0.1:8080", "listen address")
+	str(&c.Store, "store", "sqlite:var/scope-hygiene.db", "ledger and free-tier store: sqlite:<file> or a postgres:// URL")
+	str(&c.KeyFile, "key-file", "var/signing-key.pem", "Ed25519 report-signing key (PEM PKCS #8); generated on first run when missing")
+	str(&c.CriteriaFile, "criteria", "", "criteria file to serve (default: the embedded criteria.yaml)")
+	str(&c.HouseTokenFile, "house-token-file", "", "file holding the operator's house-audit bearer token (house audits disabled when empty; env SCOPE_HYGIENE_HOUSE_TOKEN also works)")
+	dur(&c.RequestTimeout, "request-timeout", 10*time.Second, "per-request handler timeout")
+	dur(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "graceful shutdown deadline")
+	boolean(&c.TrustProxy, "trust-proxy", false, "take the client address from X-Forwarded-For (free-tier key without caller); only behind a trusted proxy")
+	str(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	c.HouseToken = getenv("SCOPE_HYGIENE_HOUSE_TOKEN")
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// loadHouseToken reads the house token file when one is configured.
+func (c *config) loadHouseToken() error {
+	if c.HouseTokenFile == "" {
+		return nil
+	}
+	b, err := os.ReadFile(c.HouseTokenFile)
+	if err != nil {
+		return fmt.Errorf("house token: %w", err)
+	}
+	c.HouseToken = strings.TrimSpace(string(b))
+	if c.HouseToken == "" {
+		return fmt.Errorf("house token file %s is empty", c.HouseTokenFile)
+	}
+	return nil
+}
+
+// openStore opens the configured backend.
+func openStore(ctx context.Context, spec string) (store.Store, error) {
+	switch {
+	case strings.HasPrefix(spec, "sqlite:"):
+		return sqlite.Open(ctx, strings.TrimPrefix(spec, "sqlite:"))
+	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
+		return postgres.Open(ctx, spec)
+	}
+	return nil, fmt.Errorf("store: want sqlite:<file> or a postgres:// URL")
+}
+
+// storeFlag declares only the store flag (for the ledger command).
+func storeFlag(fs *flag.FlagSet, p *string) {
+	def := "sqlite:var/scope-hygiene.db"
+	if v := os.Getenv(envName("store")); v != "" {
+		def = v
+	}
+	fs.StringVar(p, "store", def, "ledger store: sqlite:<file> or a postgres:// URL (env "+envName("store")+")")
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"scope-hygiene/server/metrics"
+	"scope-hygiene/server/store"
+)
+
+// ledgerRow is one ledger row as the ledger command prints it (one JSON object per line).
+type ledgerRow struct {
+	ID                 int64   `json:"id"`
+	PayerWallet        *string `json:"payer_wallet"`
+	Timestamp          string  `json:"timestamp"`
+	Day                string  `json:"day"`
+	PriceUSDCUnits     int64   `json:"price_usdc_units"`
+	CAD                cadRow  `json:"cad"`
+	PaymentTx          *string `json:"payment_tx"`
+	SolanaFeeLamports  *int64  `json:"solana_fee_lamports"`
+	CriteriaVersion    string  `json:"criteria_version"`
+	VerdictLine        string  `json:"verdict_line"`
+	Op                 string  `json:"op"`
+	UndeclaredClusters *int    `json:"undeclared_clusters"`
+	House              bool    `json:"house"`
+}
+
+type cadRow struct {
+	Rate     *string `json:"rate"`
+	RateDate *string `json:"rate_date"`
+	Basis    *string `json:"basis"`
+	Pending  bool    `json:"cad_pending"`
+	Refund   bool    `json:"refund"`
+}
+
+func opt(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func toRow(e store.LedgerEntry) ledgerRow {
+	return ledgerRow{ID: e.ID, PayerWallet: opt(e.PayerWallet), Timestamp: e.Timestamp.UTC().Format(time.RFC3339Nano), Day: e.Day,
+		PriceUSDCUnits: e.PriceUSDCUnits, CAD: cadRow{Rate: opt(e.CAD.Rate), RateDate: opt(e.CAD.RateDate), Basis: opt(e.CAD.Basis),
+			Pending: e.CAD.Pending, Refund: e.CAD.Refund}, PaymentTx: opt(e.PaymentTx), SolanaFeeLamports: e.SolanaFeeLamports,
+		CriteriaVersion: e.CriteriaVersion, VerdictLine: e.VerdictLine, Op: e.Op, UndeclaredClusters: e.UndeclaredClusters, House: e.House}
+}
+
+func ledger(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("ledger", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var spec string
+	storeFlag(fs, &spec)
+	after := fs.Int64("after", 0, "print rows with id greater than this")
+	limit := fs.Int("limit", 1000, "print at most this many rows")
+	trip := fs.Bool("tripwires", false, "print the kill-line tripwire figures over the trailing 30 days instead")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	st, err := openStore(ctx, spec)
+	if err != nil {
+		fmt.Fprintln(stderr, "ledger:", err)
+		return 1
+	}
+	defer st.Close()
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	if *trip {
+		tw, err := st.Tripwires(ctx, time.Now(), 30*24*time.Hour)
+		if err != nil {
+			fmt.Fprintln(stderr, "ledger:", err)
+			return 1
+		}
+		ratio := metrics.FreePerPaid(tw)
+		out := map[string]any{"window_days": 30, "paid_calls": tw.PaidCalls, "refunds": tw.Refunds, "refund_share": tw.RefundShare(),
+			"free_calls": tw.FreeCalls, "house_calls": tw.HouseCalls,
+			"refunds_over_5pct_of_paid": tw.RefundShare() > metrics.RefundShareLimit,
+			"free_over_10x_paid":        ratio > metrics.FreeToPaidLimit}
+		if err := enc.Encode(out); err != nil {
+			return 1
+		}
+		return 0
+	}
+	rows, err := st.ListLedger(ctx, *after, *limit)
+	if err != nil {
+		fmt.Fprintln(stderr, "ledger:", err)
+		return 1
+	}
+	for _, e := range rows {
+		if err := enc.Encode(toRow(e)); err != nil {
+			return 1
+		}
+	}
+	return 0
+}

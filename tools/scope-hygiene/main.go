@@ -1,0 +1,50 @@
+// Command scope-hygiene serves the memory-scope-hygiene/v1 criteria over HTTP and checks its
+// signed results offline.
+//
+//	scope-hygiene serve    run the HTTP service (embedded defaults: SQLite and a dev key under ./var/)
+//	scope-hygiene verify   check a saved signed result against the published key
+//	scope-hygiene ledger   print the ledger rows (JSON lines) or the tripwire figures
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `usage: scope-hygiene <command> [flags]
+
+commands:
+  serve    run the HTTP service (flags and SCOPE_HYGIENE_* env vars: scope-hygiene serve -h)
+  verify   verify a saved signed result offline: scope-hygiene verify -key <criteria.json|key.pem> <result.json>
+  ledger   print the ledger as JSON lines, or the tripwire figures: scope-hygiene ledger [-tripwires]
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1:], stdout, stderr)
+	case "verify":
+		return verify(args[1:], stdout, stderr)
+	case "ledger":
+		return ledger(ctx, args[1:], stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "unknown command %q\n%s", args[0], usage)
+	return 2
+}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"scope-hygiene/rules"
+	"scope-hygiene/server/api"
+	"scope-hygiene/server/engine"
+	"scope-hygiene/server/metrics"
+	"scope-hygiene/server/sign"
+)
+
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var c config
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: scope-hygiene serve [flags]\n\nEvery flag also reads SCOPE_HYGIENE_<FLAG> from the environment; a flag wins.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := serveFlags(fs, &c, getenv); err != nil {
+		fmt.Fprintln(stderr, "serve:", err)
+		return 2
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	logger := newLogger(stdout, c.LogLevel)
+	if err := runServer(ctx, c, logger, nil); err != nil {
+		logger.Error("serve failed", "error", err.Error())
+		return 1
+	}
+	return 0
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// runServer serves until ctx ends, then shuts down gracefully. ready, when not nil, receives the
+// bound address.
+func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- string) error {
+	if err := c.loadHouseToken(); err != nil {
+		return err
+	}
+	ps, err := loadCriteria(c.CriteriaFile)
+	if err != nil {
+		return err
+	}
+	doc, err := engine.Document(ps)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(ctx, c.Store)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	signer, created, err := sign.LoadOrCreateKey(c.KeyFile)
+	if err != nil {
+		return err
+	}
+	if created {
+		logger.Warn("generated a development signing key", "key_file", c.KeyFile, "key_id", signer.KeyID())
+	}
+	m := metrics.New()
+	m.RegisterTripwires(st, 30*24*time.Hour, 2*time.Second, time.Now)
+	srv, err := api.New(api.Config{Criteria: ps, Document: doc, Engine: engine.Engine{PS: ps}, Store: st,
+		Signer: signer, PriceStatus: ps.Criteria().Price.Status, HouseToken: c.HouseToken, Logger: logger, Metrics: m, TrustProxy: c.TrustProxy})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", c.Addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	timeoutBody := `{"kind":"error","error":"request timeout"}`
+	hs := &http.Server{
+		Handler:           http.TimeoutHandler(srv.Handler(), c.RequestTimeout, timeoutBody),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       c.RequestTimeout,
+		WriteTimeout:      c.RequestTimeout + 5*time.Second,
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    16 << 10,
+		ErrorLog:          slog.NewLogLogger(staticHandler{logger.Handler()}, slog.LevelWarn),
+	}
+	logger.Info("serving", "addr", ln.Addr().String(), "criteria_id", ps.ID(), "criteria_revision", ps.Revision(),
+		"criteria_digest", ps.Digest(), "key_id", signer.KeyID(), "house_audits", c.HouseToken != "")
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), c.ShutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	logger.Info("stopped")
+	return nil
+}
+
+func loadCriteria(path string) (*rules.ProgramSet, error) {
+	if path == "" {
+		return rules.Default()
+	}
+	return rules.LoadFile(path)
+}
+
+// staticHandler logs net/http's own error lines as one static message: they can quote
+// request bytes (a malformed request line, a TLS handshake record).
+type staticHandler struct{ slog.Handler }
+
+func (h staticHandler) Handle(ctx context.Context, r slog.Record) error {
+	return h.Handler.Handle(ctx, slog.NewRecord(r.Time, r.Level, "http server error", 0))
+}
+
+var getenv = os.Getenv
