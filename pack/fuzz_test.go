@@ -72,6 +72,8 @@ func FuzzReadItems(f *testing.F) {
 func FuzzMem0(f *testing.F) {
 	f.Add(seed(f, td("mem0-platform/page1.json")), seed(f, td("mem0-platform/history.json")), false, false)
 	f.Add(seed(f, td("mem0-oss/get_all.json")), seed(f, td("mem0-oss/history.jsonl")), true, true)
+	f.Add([]byte(`{"results":[{"id":"a","memory":"m","user_id":"u","metadata":{"shared":true}}],"count":2,"next":null}`), []byte(`[{"memory_id":"a","event":"DELETE","created_at":"2025-01-01T00:00:00Z"}]`), false, false)
+	f.Add([]byte(`{"id":"a","data":"m","run_id":"r"}`+"\n"+`{"id":"b","memory":"m"}`), []byte(`{"memory_id":"b","is_deleted":1}`), true, false)
 	f.Fuzz(func(t *testing.T, dump, history []byte, oss, hashOnly bool) {
 		src := Mem0Platform
 		if oss {
@@ -87,6 +89,7 @@ func FuzzMem0(f *testing.F) {
 
 func FuzzGraphiti(f *testing.F) {
 	f.Add(seed(f, td("graphiti/edges.json")), seed(f, td("graphiti/episodes.json")), seed(f, td("graphiti/nodes.json")), false)
+	f.Add([]byte(`[{"uuid":"e","fact":"f","group_id":"g","episodes":["p","q"],"source_node_uuid":"a","target_node_uuid":"b"}]`), []byte(`[{"uuid":"p","group_id":"h"}]`), []byte(`{"nodes":[{"uuid":"a","group_id":"g"}]}`), true)
 	f.Fuzz(func(t *testing.T, edges, episodes, nodes []byte, hashOnly bool) {
 		in := Inputs{Records: []File{{Name: "e.json", Data: edges}}}
 		if len(episodes) > 0 {
@@ -102,6 +105,7 @@ func FuzzGraphiti(f *testing.F) {
 func FuzzZepCloud(f *testing.F) {
 	f.Add(seed(f, td("zep-cloud/edges.graph=acme-kb.json")), "edges.graph=acme-kb.json", "")
 	f.Add(seed(f, td("zep-cloud/edges.user=u-4821.json")), "x.json", "g")
+	f.Add([]byte(`[{"uuid":"e","fact":"f","graph_id":"x"}]`), "a.user=u.jsonl", "")
 	f.Fuzz(func(t *testing.T, edges []byte, name, graph string) {
 		fuzzPack(t, Inputs{Records: []File{{Name: name, Data: edges}}}, Options{Source: ZepCloud, GraphID: graph})
 	})
@@ -109,6 +113,7 @@ func FuzzZepCloud(f *testing.F) {
 
 func FuzzLettaAF(f *testing.F) {
 	f.Add(seed(f, td("letta-af/team.af")), seed(f, td("letta-af/solo.af")), seed(f, td("letta-af/passages.json")), seed(f, td("letta-af/archives.json")))
+	f.Add([]byte(`"{\"agents\":[{\"id\":\"agent-0\",\"block_ids\":[\"block-0\",\"block-9\"]}],\"blocks\":[{\"id\":\"block-0\",\"value\":\"v\",\"is_template\":true}]}"`), []byte{}, []byte(`{"agent-1":[{"id":"p","text":"t","archive_id":"a"}]}`), []byte(`{"a":["agent-2",{"id":"agent-3"}]}`))
 	f.Fuzz(func(t *testing.T, af1, af2, passages, archives []byte) {
 		in := Inputs{Records: []File{{Name: "a.af", Data: af1}}}
 		if len(af2) > 0 {
@@ -126,6 +131,7 @@ func FuzzLettaAF(f *testing.F) {
 
 func FuzzLettaAPI(f *testing.F) {
 	f.Add(seed(f, td("letta-api/bundle.json")), []byte(`{"agent-1": [{"id": "passage-1", "text": "t", "archive_id": "archive-1"}]}`))
+	f.Add([]byte(`[{"id":"agent-1","blocks":[{"id":"block-1","value":"v","label":"l"}],"sources":[{"id":"s"}]},{"id":"p","text":"t","source_id":"s"},{"archive_id":"a","agent_id":"agent-1"}]`), []byte{})
 	f.Fuzz(func(t *testing.T, dump, passages []byte) {
 		in := Inputs{Records: []File{{Name: "api.json", Data: dump}}}
 		if len(passages) > 0 {
