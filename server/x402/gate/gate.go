@@ -1,0 +1,193 @@
+// Package gate implements the API's payment seam (api.Payments) with self-facilitated x402 v2
+// payments on Solana: 402 with PAYMENT-REQUIRED, verification and settlement of
+// PAYMENT-SIGNATURE, PAYMENT-RESPONSE on success, one ledger row per payment.
+package gate
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"scope-hygiene/server/api"
+	"scope-hygiene/server/store"
+	"scope-hygiene/server/x402"
+)
+
+// ExposeHeaders are the response headers a browser client must be able to read.
+const ExposeHeaders = x402.HeaderPaymentRequired + ", " + x402.HeaderPaymentResponse
+
+// Gate is the x402 implementation of api.Payments.
+type Gate struct {
+	cfg     *x402.Config
+	ch      *x402.Challenger
+	ver     *x402.Verifier
+	settler *x402.Settler
+	rates   *x402.Rates
+	log     *slog.Logger
+	now     func() time.Time
+}
+
+var _ api.Payments = (*Gate)(nil)
+
+// New returns a Gate. rates may be nil (every day pending).
+func New(cfg *x402.Config, r x402.RPC, st x402.SettlementStore, rates *x402.Rates, log *slog.Logger, now func() time.Time) (*Gate, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if now == nil {
+		now = time.Now
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if rates == nil {
+		rates, _ = x402.LoadRates("", "")
+	}
+	ch := x402.NewChallenger(cfg, now)
+	v, err := x402.NewVerifier(cfg, ch)
+	if err != nil {
+		return nil, err
+	}
+	s, err := x402.NewSettler(cfg, r, st, now)
+	if err != nil {
+		return nil, err
+	}
+	return &Gate{cfg: cfg, ch: ch, ver: v, settler: s, rates: rates, log: log, now: now}, nil
+}
+
+// Settler exposes the settlement state machine (reconciler, tests).
+func (g *Gate) Settler() *x402.Settler { return g.settler }
+
+// paymentRequiredBody is the JSON body of our 402 (the header carries the protocol object).
+type paymentRequiredBody struct {
+	Kind  string    `json:"kind"`
+	Op    string    `json:"op"`
+	Error string    `json:"error"`
+	Price api.Price `json:"price"`
+}
+
+func cors(c echo.Context) {
+	h := c.Response().Header()
+	h.Set("Access-Control-Expose-Headers", ExposeHeaders)
+}
+
+// require402 answers 402 with a fresh PAYMENT-REQUIRED naming reason.
+func (g *Gate) require402(c echo.Context, q api.Quote, reason string, settle *x402.SettlementResponse) error {
+	memo, _, err := g.ch.Issue()
+	if err != nil {
+		return err
+	}
+	pr := x402.PaymentRequired{X402Version: x402.Version, Error: reason,
+		Resource: x402.Resource{URL: g.cfg.ResourceURL, Description: "one scope-hygiene audit (memory-scope-hygiene/v1)", MimeType: "application/json"},
+		Accepts:  []x402.PaymentRequirements{g.cfg.Requirements(memo)}}
+	hv, err := x402.EncodeHeader(pr)
+	if err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	h.Set(x402.HeaderPaymentRequired, hv)
+	h.Set("Cache-Control", "no-store")
+	if settle != nil {
+		if sv, err := x402.EncodeHeader(settle); err == nil {
+			h.Set(x402.HeaderPaymentResponse, sv)
+		}
+	}
+	cors(c)
+	return c.JSON(http.StatusPaymentRequired, paymentRequiredBody{Kind: "payment_required", Op: q.Op, Error: reason,
+		Price: api.Price{USDCUnits: q.USDCUnits, Label: q.Label, Status: q.Status}})
+}
+
+// Require implements api.Payments.
+func (g *Gate) Require(c echo.Context, q api.Quote) (*api.Payment, error) {
+	if q.USDCUnits != int64(x402.PriceUnits) {
+		return nil, errors.New("gate: quoted price differs from the x402 price")
+	}
+	hdr := c.Request().Header.Get(x402.HeaderPaymentSignature)
+	if hdr == "" {
+		return nil, g.require402(c, q, "PAYMENT-SIGNATURE header is required", nil)
+	}
+	ctx := c.Request().Context()
+	v, err := g.ver.VerifyHeader(hdr)
+	if err != nil {
+		var rj *x402.Rejection
+		if errors.As(err, &rj) {
+			g.log.Info("payment refused", "item", rj.Item, "reason", rj.Reason)
+			return nil, g.require402(c, q, rj.Reason, nil)
+		}
+		return nil, err
+	}
+	rc, err := g.settler.Settle(ctx, v)
+	if err != nil {
+		var rj *x402.Rejection
+		var un *x402.Unavailable
+		switch {
+		case errors.As(err, &rj):
+			g.log.Info("payment refused", "item", rj.Item, "reason", rj.Reason)
+			return nil, g.require402(c, q, rj.Reason, &x402.SettlementResponse{Success: false, ErrorReason: rj.Reason,
+				Network: g.cfg.Network.CAIP2, Payer: v.Payer.String()})
+		case errors.As(err, &un):
+			g.log.Warn("payment not settled", "item", un.Item, "reason", un.Reason, "pending", un.TxSig != "")
+			h := c.Response().Header()
+			h.Set("Retry-After", strconv.Itoa(10))
+			h.Set("Cache-Control", "no-store")
+			if sv, err := x402.EncodeHeader(x402.SettlementResponse{Success: false, ErrorReason: un.Reason,
+				Transaction: un.TxSig, Network: g.cfg.Network.CAIP2, Payer: v.Payer.String()}); err == nil {
+				h.Set(x402.HeaderPaymentResponse, sv)
+			}
+			cors(c)
+			msg := "payment could not be settled now: no audit was run and nothing was charged; retry later"
+			if un.TxSig != "" {
+				msg = "payment settlement is pending: no audit was run; retry with the same PAYMENT-SIGNATURE and it will be honoured once the transaction is confirmed"
+			}
+			return nil, c.JSON(http.StatusServiceUnavailable, map[string]string{"kind": "error", "error": un.Reason, "detail": msg})
+		}
+		return nil, err
+	}
+	day := store.Day(g.now())
+	cad := g.rates.For(day)
+	fee := rc.FeeLamports
+	return &api.Payment{Payer: rc.Payer, TxID: rc.TxSig, FeeLamports: &fee, USDCUnits: int64(x402.PriceUnits),
+		CAD: store.CADBlock{Rate: cad.Rate, RateDate: cad.RateDate, Basis: cad.Basis, Pending: cad.Pending}, Handle: rc}, nil
+}
+
+// Settle implements api.Payments: one ledger row per payment (a resumed audit reuses it),
+// PAYMENT-RESPONSE on the report, and the settlement marked delivered once the report is written.
+func (g *Gate) Settle(c echo.Context, p *api.Payment, entry store.LedgerEntry, appendLedger func(store.LedgerEntry) (int64, error)) error {
+	rc, ok := p.Handle.(*x402.Receipt)
+	if !ok {
+		return errors.New("gate: payment without a receipt")
+	}
+	api.FillPayment(&entry, p)
+	if err := g.settler.RecordLedger(c.Request().Context(), rc, func() (int64, error) { return appendLedger(entry) }); err != nil {
+		g.Abandon(c, p)
+		return err
+	}
+	sv, err := x402.EncodeHeader(rc.Response())
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set(x402.HeaderPaymentResponse, sv)
+	cors(c)
+	c.Response().After(func() {
+		if c.Response().Status == http.StatusOK {
+			if err := g.settler.Delivered(context.Background(), rc); err != nil {
+				g.log.Warn("settlement not marked delivered", "reason", "store_error")
+			}
+		}
+	})
+	return nil
+}
+
+// Abandon implements api.Payments: the paid audit was not produced, so the payer may resume.
+func (g *Gate) Abandon(c echo.Context, p *api.Payment) {
+	if rc, ok := p.Handle.(*x402.Receipt); ok {
+		if err := g.settler.Abandon(context.Background(), rc); err != nil {
+			g.log.Warn("settlement not marked undelivered", "reason", "store_error")
+		}
+	}
+}
