@@ -41,6 +41,8 @@ type record struct {
 
 type manifest struct {
 	globalScopes, privateScopes, globalContentKeys, globalClaimIDs map[string]bool
+	// entries keep every string entry of the M3 lists in order, repeats included.
+	scopeEntries, keyEntries, idEntries []string
 	scopeFiltered, multiScope, present                             bool
 }
 
@@ -156,6 +158,9 @@ func (x *export) keyScope(r *record, standIns map[string]string, global string) 
 // lettaScope resolves a Letta record's scope set.
 func (x *export) lettaScope(r *record) {
 	at := r.raw.get("attached_to")
+	if at.present() && at.kind != kArray {
+		x.cov.NonStringScopeValues++
+	}
 	seen := map[string]bool{}
 	for _, e := range at.arr {
 		switch {
@@ -214,7 +219,7 @@ func (x *export) supersedes() {
 // readManifest reads the M3 declarations and flags.
 func (x *export) readManifest(m *jval) {
 	x.manifest.present = m.kind == kObject
-	list := func(name string) map[string]bool {
+	list := func(name string, entries *[]string) map[string]bool {
 		out := map[string]bool{}
 		v := m.get(name)
 		if !v.present() {
@@ -227,6 +232,9 @@ func (x *export) readManifest(m *jval) {
 		for _, e := range v.arr {
 			if e.kind == kString {
 				out[e.str] = true
+				if entries != nil {
+					*entries = append(*entries, e.str)
+				}
 			} else {
 				x.cov.ManifestIgnored++
 			}
@@ -245,15 +253,16 @@ func (x *export) readManifest(m *jval) {
 		x.manifest.globalContentKeys, x.manifest.globalClaimIDs = map[string]bool{}, map[string]bool{}
 		return
 	}
-	x.manifest.globalScopes = list("global_scopes")
-	x.manifest.globalContentKeys = list("global_content_keys")
-	x.manifest.globalClaimIDs = list("global_claim_ids")
-	x.manifest.privateScopes = list("private_scopes")
+	x.manifest.globalScopes = list("global_scopes", &x.manifest.scopeEntries)
+	x.manifest.globalContentKeys = list("global_content_keys", &x.manifest.keyEntries)
+	x.manifest.globalClaimIDs = list("global_claim_ids", &x.manifest.idEntries)
+	x.manifest.privateScopes = list("private_scopes", nil)
 	x.manifest.scopeFiltered = flag("scope_filtered")
 	x.manifest.multiScope = flag("multi_scope")
 }
 
-// declaredAbsent counts M3 entries that name nothing in the submission.
+// declaredAbsent counts M3 entries that name nothing in the submission, every entry counted, a
+// repeated one each time.
 func (x *export) declaredAbsent() (scopes, keys, ids int) {
 	scopeSeen, keySeen := map[string]bool{}, map[string]bool{}
 	for i := range x.records {
@@ -263,17 +272,17 @@ func (x *export) declaredAbsent() (scopes, keys, ids int) {
 		}
 		keySeen[r.content] = true
 	}
-	for s := range x.manifest.globalScopes {
+	for _, s := range x.manifest.scopeEntries {
 		if !scopeSeen[s] {
 			scopes++
 		}
 	}
-	for k := range x.manifest.globalContentKeys {
+	for _, k := range x.manifest.keyEntries {
 		if !keySeen[k] {
 			keys++
 		}
 	}
-	for id := range x.manifest.globalClaimIDs {
+	for _, id := range x.manifest.idEntries {
 		if _, ok := x.byID[id]; !ok {
 			ids++
 		}

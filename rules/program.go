@@ -179,3 +179,6 @@ func nodeText(p *Program, id int64) string {
 	}
 	return s
 }
+
+// Constant reports whether the program folded to the literal true.
+func (p *Program) Constant() bool { return p.constTrue }

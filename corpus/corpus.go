@@ -1,0 +1,135 @@
+// Package corpus loads the pinned corpus, verifies its pin and re-runs every case through the
+// engine. The expected outputs were written by the independent oracle (gen/); this package only
+// reads them, so a criteria revision is judged against a second reading of the criteria, never
+// against the engine's own past output.
+package corpus
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+
+	"github.com/gowebpki/jcs"
+)
+
+// Index is corpus/index.json.
+type Index struct {
+	ID               string   `json:"id"`
+	CriteriaID       string   `json:"criteria_id"`
+	CriteriaRevision string   `json:"criteria_revision"`
+	Cases            []string `json:"cases"`
+	SHA256           string   `json:"sha256"`
+}
+
+// Case is one corpus case (docs/contract.md).
+type Case struct {
+	Name       string          `json:"name"`
+	Provenance string          `json:"provenance"`
+	Rules      []string        `json:"rules"`
+	Body       json.RawMessage `json:"body,omitempty"`
+	BodyBase64 string          `json:"body_base64,omitempty"`
+	Expected   json.RawMessage `json:"expected"`
+	raw        []byte
+}
+
+// Corpus is a loaded corpus.
+type Corpus struct {
+	Index Index
+	Cases []Case
+}
+
+// ErrPin is wrapped when a corpus does not match its pin.
+var ErrPin = errors.New("corpus pin mismatch")
+
+// Load reads index.json and every case it names from fsys (rooted at the corpus directory).
+func Load(fsys fs.FS) (*Corpus, error) {
+	b, err := fs.ReadFile(fsys, "index.json")
+	if err != nil {
+		return nil, fmt.Errorf("read corpus index: %w", err)
+	}
+	var c Corpus
+	if err := json.Unmarshal(b, &c.Index); err != nil {
+		return nil, fmt.Errorf("decode corpus index: %w", err)
+	}
+	for _, name := range c.Index.Cases {
+		raw, err := fs.ReadFile(fsys, path.Join("cases", name+".json"))
+		if err != nil {
+			return nil, fmt.Errorf("read case %s: %w", name, err)
+		}
+		var cs Case
+		if err := json.Unmarshal(raw, &cs); err != nil {
+			return nil, fmt.Errorf("decode case %s: %w", name, err)
+		}
+		if cs.Name != name {
+			return nil, fmt.Errorf("case file %s names itself %q", name, cs.Name)
+		}
+		cs.raw = raw
+		c.Cases = append(c.Cases, cs)
+	}
+	return &c, nil
+}
+
+// Pin computes the corpus pin: the lowercase hex SHA-256 of the RFC 8785 canonical form of the
+// corpus object {id, criteria_id, criteria_revision, cases} (the corpus without its sha256 field).
+func (c *Corpus) Pin() (string, error) {
+	obj := struct {
+		ID               string            `json:"id"`
+		CriteriaID       string            `json:"criteria_id"`
+		CriteriaRevision string            `json:"criteria_revision"`
+		Cases            []json.RawMessage `json:"cases"`
+	}{c.Index.ID, c.Index.CriteriaID, c.Index.CriteriaRevision, make([]json.RawMessage, len(c.Cases))}
+	for i, cs := range c.Cases {
+		obj.Cases[i] = cs.raw
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return "", fmt.Errorf("serialize corpus: %w", err)
+	}
+	canon, err := jcs.Transform(b)
+	if err != nil {
+		return "", fmt.Errorf("canonicalize corpus: %w", err)
+	}
+	sum := sha256.Sum256(canon)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// VerifyPin checks the corpus against the pin in its index and against want (the pin the
+// criteria name), when want is not empty.
+func (c *Corpus) VerifyPin(want string) (string, error) {
+	got, err := c.Pin()
+	if err != nil {
+		return "", err
+	}
+	if got != c.Index.SHA256 {
+		return got, fmt.Errorf("%w: index.json says %s, the cases hash to %s", ErrPin, c.Index.SHA256, got)
+	}
+	if want != "" && got != want {
+		return got, fmt.Errorf("%w: the criteria name %s, the corpus is %s", ErrPin, want, got)
+	}
+	return got, nil
+}
+
+// RequestBody returns the exact bytes the case submits.
+func (cs *Case) RequestBody() ([]byte, error) {
+	if cs.BodyBase64 != "" {
+		b, err := base64.StdEncoding.DecodeString(cs.BodyBase64)
+		if err != nil {
+			return nil, fmt.Errorf("case %s: body_base64: %w", cs.Name, err)
+		}
+		return b, nil
+	}
+	var v any
+	if err := json.Unmarshal(cs.Body, &v); err != nil {
+		return nil, fmt.Errorf("case %s: body: %w", cs.Name, err)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("case %s: body: %w", cs.Name, err)
+	}
+	return b, nil
+}

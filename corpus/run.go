@@ -1,0 +1,185 @@
+package corpus
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"scope-hygiene/evaluator"
+	"scope-hygiene/rules"
+)
+
+// Diff is one field where the engine and the expected output disagree.
+type Diff struct {
+	Path     string `json:"path"`
+	Expected string `json:"expected"`
+	Got      string `json:"got"`
+}
+
+// Result is the outcome of one case.
+type Result struct {
+	Case  string `json:"case"`
+	Diffs []Diff `json:"diffs,omitempty"`
+	// Err is set when the case could not be run at all (it counts as failed).
+	Err string `json:"error,omitempty"`
+}
+
+// Passed reports whether the case passed.
+func (r Result) Passed() bool { return r.Err == "" && len(r.Diffs) == 0 }
+
+// Summary is a whole run.
+type Summary struct {
+	Results        []Result `json:"results"`
+	Passed, Failed int
+}
+
+// checkTime is the fixed time of corpus runs; no compared field depends on it.
+var checkTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Run re-runs every case whose name matches filter (nil: all) through the engine.
+func Run(ps *rules.ProgramSet, c *Corpus, filter *regexp.Regexp, obs rules.Observer) Summary {
+	var s Summary
+	for i := range c.Cases {
+		cs := &c.Cases[i]
+		if filter != nil && !filter.MatchString(cs.Name) {
+			continue
+		}
+		r := RunCase(ps, cs, obs)
+		if r.Passed() {
+			s.Passed++
+		} else {
+			s.Failed++
+		}
+		s.Results = append(s.Results, r)
+	}
+	return s
+}
+
+// RunCase runs one case and compares every field the case expects.
+func RunCase(ps *rules.ProgramSet, cs *Case, obs rules.Observer) Result {
+	res := Result{Case: cs.Name}
+	body, err := cs.RequestBody()
+	if err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	var want map[string]any
+	if err := json.Unmarshal(cs.Expected, &want); err != nil {
+		res.Err = "expected: " + err.Error()
+		return res
+	}
+	got, err := Outcome(ps, body, obs)
+	if err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	// Compare only what the case expects of each part, but all of it.
+	for _, part := range []string{"refusal", "precheck", "audit"} {
+		w, wok := want[part]
+		g, gok := got[part]
+		switch {
+		case !wok && !gok:
+			continue
+		case !wok || !gok:
+			res.Diffs = append(res.Diffs, Diff{Path: part, Expected: render(w, wok), Got: render(g, gok)})
+			continue
+		}
+		wm, _ := w.(map[string]any)
+		gm, _ := g.(map[string]any)
+		for k := range gm {
+			if _, ok := wm[k]; !ok {
+				delete(gm, k)
+			}
+		}
+		res.Diffs = append(res.Diffs, diff(part, wm, gm)...)
+	}
+	return res
+}
+
+// Outcome runs the engine on one body and returns what a case expects, as generic JSON:
+// {"refusal": {...}} or {"precheck": {...}, "audit": {...}} with verdict_prefix in the audit.
+func Outcome(ps *rules.ProgramSet, body []byte, obs rules.Observer) (map[string]any, error) {
+	pre, ref, err := evaluator.PrecheckWith(ps, body, checkTime, evaluator.Options{Observer: obs})
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	if ref != nil {
+		return map[string]any{"refusal": generic(ref)}, nil
+	}
+	rep, ref, err := evaluator.AuditWith(ps, body, checkTime, evaluator.Options{Observer: obs})
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	if ref != nil {
+		return nil, fmt.Errorf("engine: audit refused (%s) what the pre-check accepted", ref.Rule)
+	}
+	a := generic(rep)
+	a["verdict_prefix"] = strings.TrimSuffix(rep.VerdictLine, " — "+rep.CheckEnd)
+	return map[string]any{"precheck": generic(pre), "audit": a}, nil
+}
+
+func generic(v any) map[string]any {
+	b, _ := json.Marshal(v)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return m
+}
+
+func render(v any, present bool) string {
+	if !present {
+		return "<absent>"
+	}
+	b, _ := json.Marshal(v)
+	s := string(b)
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// diff lists every differing leaf between two generic JSON values, with its path.
+func diff(root string, want, got any) []Diff {
+	r := &pathReporter{root: root}
+	cmp.Equal(want, got, cmp.Reporter(r))
+	return r.diffs
+}
+
+// pathReporter is a cmp.Reporter that records each unequal leaf with a readable path.
+type pathReporter struct {
+	root  string
+	path  cmp.Path
+	diffs []Diff
+}
+
+func (r *pathReporter) PushStep(ps cmp.PathStep) { r.path = append(r.path, ps) }
+func (r *pathReporter) PopStep()                 { r.path = r.path[:len(r.path)-1] }
+
+func (r *pathReporter) Report(rs cmp.Result) {
+	if rs.Equal() {
+		return
+	}
+	var b strings.Builder
+	b.WriteString(r.root)
+	for _, st := range r.path[1:] {
+		switch s := st.(type) {
+		case cmp.MapIndex:
+			fmt.Fprintf(&b, ".%v", s.Key())
+		case cmp.SliceIndex:
+			fmt.Fprintf(&b, "[%d]", s.Key())
+		}
+	}
+	vx, vy := r.path.Last().Values()
+	r.diffs = append(r.diffs, Diff{Path: b.String(), Expected: renderValue(vx), Got: renderValue(vy)})
+}
+
+func renderValue(v reflect.Value) string {
+	if !v.IsValid() {
+		return "<absent>"
+	}
+	return render(v.Interface(), true)
+}

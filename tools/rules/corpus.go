@@ -1,0 +1,288 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/google/go-cmp/cmp"
+
+	"scope-hygiene/corpus"
+	"scope-hygiene/gen"
+	"scope-hygiene/rules"
+)
+
+func cmdTest(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("test", stderr)
+	crit := fs.String("criteria", defaultCrit, "criteria file")
+	dir := fs.String("corpus", defaultCorps, "corpus directory")
+	runRE := fs.String("run", "", "run only cases whose name matches this regular expression")
+	asJSON := fs.Bool("json", false, "print results as JSON")
+	withCoverage := fs.Bool("coverage", false, "report rule and branch coverage; fail if a rule is never true or never false")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	ps, err := loadCriteria(*crit)
+	if err != nil {
+		return err
+	}
+	c, err := corpus.Load(os.DirFS(*dir))
+	if err != nil {
+		return fail(exitCorpus, "%w", err)
+	}
+	var filter *regexp.Regexp
+	if *runRE != "" {
+		if filter, err = regexp.Compile(*runRE); err != nil {
+			return fail(exitUsage, "--run: %w", err)
+		}
+	}
+	pin, pinErr := c.VerifyPin(ps.Criteria().Corpus.SHA256)
+	var cov *corpus.Coverage
+	var obs rules.Observer
+	if *withCoverage {
+		cov = corpus.NewCoverage(ps)
+		obs = cov
+	}
+	progress := isTerminal(stderr)
+	s := corpus.Summary{}
+	for i := range c.Cases {
+		cs := &c.Cases[i]
+		if filter != nil && !filter.MatchString(cs.Name) {
+			continue
+		}
+		if progress {
+			fmt.Fprintf(stderr, "\r\033[K[%d/%d] %s", i+1, len(c.Cases), cs.Name)
+		}
+		r := corpus.RunCase(ps, cs, obs)
+		if r.Passed() {
+			s.Passed++
+		} else {
+			s.Failed++
+		}
+		s.Results = append(s.Results, r)
+	}
+	if progress {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	var gaps []corpus.RuleCoverage
+	branchGaps := 0
+	if cov != nil {
+		gaps, branchGaps = cov.Gaps()
+	}
+	if *asJSON {
+		out := map[string]any{"criteria": ps.ID(), "revision": ps.Revision(), "pin": pin, "pin_ok": pinErr == nil,
+			"passed": s.Passed, "failed": s.Failed, "results": s.Results}
+		if cov != nil {
+			out["coverage"] = cov.Report()
+		}
+		if err := writeJSON(stdout, out); err != nil {
+			return err
+		}
+	} else {
+		for _, r := range s.Results {
+			if r.Passed() {
+				continue
+			}
+			fmt.Fprintf(stdout, "FAIL %s\n", r.Case)
+			if r.Err != "" {
+				fmt.Fprintf(stdout, "    error: %s\n", r.Err)
+			}
+			for _, d := range r.Diffs {
+				fmt.Fprintf(stdout, "    %s\n        expected: %s\n        got:      %s\n", d.Path, d.Expected, d.Got)
+			}
+		}
+		if cov != nil {
+			printCoverage(stdout, cov, gaps, branchGaps)
+		}
+		if pinErr != nil {
+			fmt.Fprintf(stdout, "PIN %v\n", pinErr)
+		} else {
+			fmt.Fprintf(stdout, "corpus %s pinned %s\n", c.Index.ID, pin)
+		}
+		fmt.Fprintf(stdout, "%d passed, %d failed\n", s.Passed, s.Failed)
+	}
+	switch {
+	case s.Passed+s.Failed == 0:
+		return fail(exitCorpus, "no case ran")
+	case s.Failed > 0:
+		return fail(exitCorpus, "%d case(s) failed", s.Failed)
+	case pinErr != nil:
+		return &exitError{code: exitCorpus, err: pinErr}
+	case len(gaps) > 0 && filter == nil:
+		return fail(exitCorpus, "%d rule(s) never seen both ways", len(gaps))
+	}
+	return nil
+}
+
+func printCoverage(w io.Writer, cov *corpus.Coverage, gaps []corpus.RuleCoverage, branchGaps int) {
+	rep := cov.Report()
+	branches := 0
+	fmt.Fprintln(w, "coverage (rule: true/false evaluations, branches seen both ways):")
+	for _, rc := range rep {
+		both := 0
+		for _, b := range rc.Branches {
+			if b.SeenTrue && b.SeenFalse {
+				both++
+			}
+		}
+		branches += len(rc.Branches)
+		flag := " "
+		if !rc.Constant && (rc.True == 0 || rc.False == 0) {
+			flag = "!"
+		}
+		fmt.Fprintf(w, " %s %-44s %7d/%-7d branches %d/%d\n", flag, rc.Path, rc.True, rc.False, both, len(rc.Branches))
+		for _, b := range rc.Branches {
+			if !b.SeenTrue || !b.SeenFalse {
+				fmt.Fprintf(w, "      criteria.yaml:%d:%d never %s: %s\n", b.Line, b.Column, never(b), b.Text)
+			}
+		}
+	}
+	fmt.Fprintf(w, "rules seen both ways: %d/%d · branches seen both ways: %d/%d\n",
+		len(rep)-len(gaps), len(rep), branches-branchGaps, branches)
+}
+
+func never(b corpus.BranchCoverage) string {
+	switch {
+	case !b.SeenTrue && !b.SeenFalse:
+		return "evaluated"
+	case !b.SeenTrue:
+		return "true"
+	}
+	return "false"
+}
+
+func cmdGen(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("gen", stderr)
+	out := fs.String("o", defaultCorps, "corpus directory to write")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := gen.WriteCorpus(*out); err != nil {
+		return fail(exitInput, "write corpus: %w", err)
+	}
+	c, err := corpus.Load(os.DirFS(*out))
+	if err != nil {
+		return fail(exitCorpus, "%w", err)
+	}
+	fmt.Fprintf(stdout, "wrote %d cases to %s, pin %s\n", len(c.Cases), *out, c.Index.SHA256)
+	return nil
+}
+
+var pinLine = regexp.MustCompile(`(?m)^(  sha256: )"[0-9a-fA-F]*"`)
+
+func cmdPin(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("pin", stderr)
+	crit := fs.String("criteria", defaultCrit, "criteria file")
+	dir := fs.String("corpus", defaultCorps, "corpus directory")
+	write := fs.Bool("write", false, "write the recomputed pin into the criteria file's corpus block")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	c, err := corpus.Load(os.DirFS(*dir))
+	if err != nil {
+		return fail(exitCorpus, "%w", err)
+	}
+	if _, err := c.VerifyPin(""); err != nil {
+		return &exitError{code: exitCorpus, err: err}
+	}
+	pin := c.Index.SHA256
+	if *write {
+		src, err := os.ReadFile(*crit)
+		if err != nil {
+			return fail(exitInput, "read criteria: %w", err)
+		}
+		if !pinLine.Match(src) {
+			return fail(exitInput, "%s has no corpus sha256 line to update", *crit)
+		}
+		src = pinLine.ReplaceAll(src, []byte(`${1}"`+pin+`"`))
+		if err := os.WriteFile(*crit, src, 0o644); err != nil {
+			return fail(exitInput, "write criteria: %w", err)
+		}
+	}
+	ps, err := loadCriteria(*crit)
+	if err != nil {
+		return err
+	}
+	if want := ps.Criteria().Corpus.SHA256; want != pin {
+		return fail(exitCorpus, "%s names corpus pin %s, the corpus is %s (run: rules pin --write)", filepath.Base(*crit), want, pin)
+	}
+	fmt.Fprintf(stdout, "%s %s\n", c.Index.ID, pin)
+	return nil
+}
+
+func cmdDiff(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("diff", stderr)
+	dir := fs.String("corpus", defaultCorps, "corpus directory")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return fail(exitUsage, "diff takes OLD.yaml NEW.yaml")
+	}
+	older, err := loadCriteria(pos[0])
+	if err != nil {
+		return err
+	}
+	newer, err := loadCriteria(pos[1])
+	if err != nil {
+		return err
+	}
+	c, err := corpus.Load(os.DirFS(*dir))
+	if err != nil {
+		return fail(exitCorpus, "%w", err)
+	}
+	changed := 0
+	for i := range c.Cases {
+		cs := &c.Cases[i]
+		body, err := cs.RequestBody()
+		if err != nil {
+			return fail(exitCorpus, "%w", err)
+		}
+		a, errA := corpus.Outcome(older, body, nil)
+		b, errB := corpus.Outcome(newer, body, nil)
+		d := cmp.Diff(comparable(a, errA), comparable(b, errB))
+		if d == "" {
+			continue
+		}
+		changed++
+		fmt.Fprintf(stdout, "CHANGED %s\n%s\n", cs.Name, indent(d))
+	}
+	fmt.Fprintf(stdout, "%d of %d cases change outcome\n", changed, len(c.Cases))
+	return nil
+}
+
+// comparable drops what differs between any two criteria files (their digests) from an outcome.
+func comparable(o map[string]any, err error) any {
+	if err != nil {
+		return map[string]any{"error": errors.Unwrap(err) != nil}
+	}
+	b, _ := json.Marshal(o)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	for _, part := range []string{"precheck", "audit"} {
+		if p, ok := m[part].(map[string]any); ok {
+			delete(p, "criteria_digest")
+			delete(p, "criteria_revision")
+		}
+	}
+	return m
+}
+
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"scope-hygiene/evaluator"
+	"scope-hygiene/rules"
+)
+
+// renderReport is the terminal form of a report: the verdict line first, then each factor, then
+// the coverage block.
+func renderReport(r *evaluator.Report) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n\n", r.VerdictLine)
+	fmt.Fprintf(&b, "%s %s · %s/%s (%s) · criteria digest %s\n\n", r.CriteriaID, r.CriteriaRevision, r.Family, r.Form, r.Variant, r.CriteriaDigest)
+	f := r.Factors
+
+	head := func(n int, name, status, reason string) {
+		fmt.Fprintf(&b, "(%d) %-22s %s", n, name, status)
+		if reason != "" {
+			fmt.Fprintf(&b, " — %s", reason)
+		}
+		b.WriteString("\n")
+	}
+	head(1, "scope_presence", f.ScopePresence.Status, f.ScopePresence.Reason)
+	if f.ScopePresence.Rate != nil {
+		fmt.Fprintf(&b, "    %s of eligible records scoped (%d/%d), %d distinct scopes\n",
+			rateText(f.ScopePresence.Rate), *f.ScopePresence.Scoped, *f.ScopePresence.Eligible, *f.ScopePresence.DistinctScopes)
+	}
+	head(2, "unscoped_rate", f.UnscopedRate.Status, f.UnscopedRate.Reason)
+	if f.UnscopedRate.Rate != nil {
+		fmt.Fprintf(&b, "    %s unscoped (%d/%d)\n", rateText(f.UnscopedRate.Rate), *f.UnscopedRate.Unscoped, *f.UnscopedRate.Eligible)
+	}
+	c := f.CrossScopeClusters
+	head(3, "cross_scope_clusters", c.Status, c.Reason)
+	if c.Candidate != nil {
+		fmt.Fprintf(&b, "    candidate %d · marked shared %d · undeclared %d · ambiguous %d · template lineage %d · marked share %s\n",
+			*c.Candidate, *c.MarkedShared, *c.Undeclared, *c.Ambiguous, *c.TemplateLineage, rateText(c.MarkedShare))
+		for _, cl := range *c.Clusters {
+			fmt.Fprintf(&b, "    #%d %s [%s]: %s", cl.Cluster, cl.Classification, cl.DecidedBy, cl.Statement)
+			if cl.Reason != "" {
+				fmt.Fprintf(&b, " — %s", cl.Reason)
+			}
+			b.WriteString("\n")
+			for _, m := range cl.Members {
+				tag := ""
+				switch {
+				case m.Global:
+					tag = " (global)"
+				case m.Covered:
+					tag = " (covered)"
+				}
+				fmt.Fprintf(&b, "        %s  scope %q%s\n", m.ID, m.Scope, tag)
+			}
+		}
+	}
+	sc := f.ScopeConflicts
+	head(4, "scope_conflicts", sc.Status, sc.Reason)
+	if sc.Conflicts != nil {
+		fmt.Fprintf(&b, "    %d conflicts\n", *sc.Conflicts)
+		for _, k := range sortedKeys(sc.BySubcheck) {
+			fmt.Fprintf(&b, "      %-20s %d %s\n", k, sc.BySubcheck[k], strings.Join(sc.Records[k], " "))
+		}
+		if sc.Referrals != nil && len(*sc.Referrals) > 0 {
+			fmt.Fprintf(&b, "      referred by B5:      %s\n", strings.Join(*sc.Referrals, " "))
+		}
+	}
+	d := f.Duplicates
+	head(5, "duplicates", d.Status, d.Reason)
+	if d.Excess != nil {
+		fmt.Fprintf(&b, "    excess %d · live-duplicate rate %s\n", *d.Excess, rateText(d.Rate))
+		for _, cl := range *d.Clusters {
+			fmt.Fprintf(&b, "    #%d %s %q ×%d: %s\n", cl.Cluster, cl.Partition, cl.Scope, cl.Count, strings.Join(cl.Members, " "))
+		}
+	}
+	cv := r.Coverage
+	fmt.Fprintf(&b, "\ncoverage: scope keys %v (%s)\n", cv.ScopeKeys, cv.ScopeKeysSource)
+	fmt.Fprintf(&b, "  eligible %d · excluded templates %d · excluded source passages %d · not live %d\n",
+		cv.Eligible, cv.ExcludedTemplates, cv.ExcludedSourcePass, cv.NotLive)
+	fmt.Fprintf(&b, "  split state %d · contested %d · dangling supersedes %d · session_id as run_id %d · non-string scope values %d\n",
+		cv.SplitState, cv.Contested, cv.DanglingSupersedes, cv.SessionIDAsRunID, cv.NonStringScopeValues)
+	fmt.Fprintf(&b, "  B5 not run %d · template lineage %d · manifest ignored %d · M3 declared but absent %v\n",
+		cv.B5NotRun, cv.TemplateLineage, cv.ManifestIgnored, cv.M3DeclaredAbsent)
+	fmt.Fprintf(&b, "\n%s\n", r.ScopeStatement)
+	return b.String()
+}
+
+func rateText(r *evaluator.Rate) string {
+	if r == nil {
+		return ""
+	}
+	if r.Reason != "" {
+		return r.Value + " (" + r.Reason + ")"
+	}
+	return r.Value
+}
+
+func renderPrecheck(p *evaluator.PrecheckResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "PRE-CHECK %s %s · %s/%s (%s) · records %d · live %d\n\n", p.CriteriaID, p.CriteriaRevision, p.Family, p.Form, p.Variant, p.Records, p.Live)
+	for _, f := range rules.Factors {
+		st := p.Factors[f]
+		cell := p.MatrixRow[f]
+		fmt.Fprintf(&b, "%-22s %s", f, st.Status)
+		if st.Reason != "" {
+			fmt.Fprintf(&b, " — %s", st.Reason)
+		}
+		fmt.Fprintf(&b, "\n    matrix: %s — %s\n", cell.Status, cell.Note)
+	}
+	return b.String()
+}
+
+func renderExplanation(ex *evaluator.Explanation) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n\nrecords:\n", ex.Report.VerdictLine)
+	for _, r := range ex.Records {
+		fmt.Fprintf(&b, "  %s scope %q live=%v\n", r.ID, r.Scope, r.Live)
+		fmt.Fprintf(&b, "    liveness:   %s\n", ruleValues(r.Liveness))
+		fmt.Fprintf(&b, "    predicates: %s\n", ruleValues(r.Predicates))
+		for _, s := range r.Pointer {
+			fmt.Fprintf(&b, "    M4 %s -> %s: %s\n", s.From, s.To, s.Outcome)
+		}
+		if len(r.Marks) > 0 {
+			fmt.Fprintf(&b, "    marks:      %s\n", ruleValues(r.Marks))
+		}
+	}
+	b.WriteString("\nclusters:\n")
+	for _, c := range ex.Clusters {
+		fmt.Fprintf(&b, "  members %s\n", strings.Join(c.Members, " "))
+		fmt.Fprintf(&b, "    facts: %+v\n", c.Facts)
+		fmt.Fprintf(&b, "    b5_runs=%v\n", c.B5Runs)
+		for _, p := range c.Precedence {
+			mark := " "
+			if p.Rule == c.DecidedBy {
+				mark = "→"
+			}
+			fmt.Fprintf(&b, "    %s %-4s %v\n", mark, p.Rule, p.Value)
+		}
+	}
+	b.WriteString("\ngates:\n")
+	for _, g := range ex.Gates {
+		fmt.Fprintf(&b, "  %-22s %s %s\n", g.Factor, g.Status.Status, g.Status.Reason)
+		for _, r := range g.Gates {
+			fmt.Fprintf(&b, "      %v  %s\n", r.Value, r.Rule)
+		}
+	}
+	return b.String()
+}
+
+func ruleValues(rv []evaluator.RuleValue) string {
+	parts := make([]string, len(rv))
+	for i, r := range rv {
+		parts[i] = fmt.Sprintf("%s=%v", r.Rule, r.Value)
+	}
+	return strings.Join(parts, " ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"scope-hygiene/evaluator"
+	"scope-hygiene/rules"
+)
+
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("rules "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// parse accepts flags before and after positional arguments.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, &exitError{code: exitOK, err: errors.New("")}
+			}
+			return nil, &exitError{code: exitUsage, err: errors.New("")}
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func loadCriteria(path string) (*rules.ProgramSet, error) {
+	ps, err := rules.LoadFile(path)
+	if err != nil {
+		if errors.Is(err, rules.ErrCompile) {
+			return nil, &exitError{code: exitCompile, err: err}
+		}
+		return nil, &exitError{code: exitInput, err: err}
+	}
+	return ps, nil
+}
+
+func cmdCheck(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("check", stderr)
+	asJSON := fs.Bool("json", false, "print problems as JSON")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	path := defaultCrit
+	if len(pos) > 0 {
+		path = pos[0]
+	}
+	ps, err := rules.LoadFile(path)
+	var pl rules.ProblemList
+	switch {
+	case errors.As(err, &pl):
+		if *asJSON {
+			stdout.Write(append(pl.JSON(), '\n'))
+		} else {
+			fmt.Fprintln(stdout, pl.Error())
+			fmt.Fprintf(stdout, "%d problem(s)\n", len(pl))
+		}
+		return &exitError{code: exitCheck, err: errors.New("")}
+	case err != nil:
+		return &exitError{code: exitInput, err: err}
+	}
+	if *asJSON {
+		return writeJSON(stdout, map[string]any{"criteria_id": ps.ID(), "criteria_revision": ps.Revision(),
+			"digest": ps.Digest(), "programs": len(ps.Programs()), "problems": []any{}})
+	}
+	fmt.Fprintf(stdout, "%s: %s revision %s compiles: %d programs, %s\n", path, ps.ID(), ps.Revision(), len(ps.Programs()), ps.Digest())
+	return nil
+}
+
+// cmdRun runs audit or precheck on one export file.
+func cmdRun(op string, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags(op, stderr)
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	crit := fs.String("criteria", defaultCrit, "criteria file")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fail(exitUsage, "%s takes one export file", op)
+	}
+	ps, err := loadCriteria(*crit)
+	if err != nil {
+		return err
+	}
+	body, err := os.ReadFile(pos[0])
+	if err != nil {
+		return fail(exitInput, "read export: %w", err)
+	}
+	now := time.Now()
+	var (
+		res any
+		ref *evaluator.Refusal
+	)
+	if op == "audit" {
+		var rep *evaluator.Report
+		rep, ref, err = evaluator.Audit(ps, body, now)
+		if rep != nil {
+			res = rep
+		}
+	} else {
+		var pre *evaluator.PrecheckResult
+		pre, ref, err = evaluator.Precheck(ps, body, now)
+		if pre != nil {
+			res = pre
+		}
+	}
+	switch {
+	case err != nil:
+		return fail(exitCompile, "%w", err)
+	case ref != nil:
+		if *asJSON {
+			_ = writeJSON(stdout, ref)
+		} else {
+			fmt.Fprintln(stdout, renderRefusal(ref))
+		}
+		return &exitError{code: exitInput, err: errors.New("")}
+	}
+	if *asJSON {
+		return writeJSON(stdout, res)
+	}
+	if rep, ok := res.(*evaluator.Report); ok {
+		fmt.Fprint(stdout, renderReport(rep))
+	} else {
+		fmt.Fprint(stdout, renderPrecheck(res.(*evaluator.PrecheckResult)))
+	}
+	return nil
+}
+
+func cmdExplain(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("explain", stderr)
+	asJSON := fs.Bool("json", false, "print the explanation as JSON")
+	crit := fs.String("criteria", defaultCrit, "criteria file")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fail(exitUsage, "explain takes one export file")
+	}
+	ps, err := loadCriteria(*crit)
+	if err != nil {
+		return err
+	}
+	body, err := os.ReadFile(pos[0])
+	if err != nil {
+		return fail(exitInput, "read export: %w", err)
+	}
+	ex, ref, err := evaluator.Explain(ps, body, time.Now())
+	switch {
+	case err != nil:
+		return fail(exitCompile, "%w", err)
+	case ref != nil:
+		fmt.Fprintln(stdout, renderRefusal(ref))
+		return &exitError{code: exitInput, err: errors.New("")}
+	}
+	if *asJSON {
+		return writeJSON(stdout, ex)
+	}
+	fmt.Fprint(stdout, renderExplanation(ex))
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode: %w", err)
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+func renderRefusal(r *evaluator.Refusal) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "REFUSED (free, no payment): %s", r.Rule)
+	if r.RecordIndex != nil {
+		fmt.Fprintf(&b, " at record index %d", *r.RecordIndex)
+	}
+	if r.Cap != nil {
+		fmt.Fprintf(&b, " (cap %d, observed %d)", *r.Cap, *r.Observed)
+	}
+	return b.String()
+}
