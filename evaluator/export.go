@@ -43,7 +43,7 @@ type manifest struct {
 	globalScopes, privateScopes, globalContentKeys, globalClaimIDs map[string]bool
 	// entries keep every string entry of the M3 lists in order, repeats included.
 	scopeEntries, keyEntries, idEntries []string
-	scopeFiltered, multiScope, present                             bool
+	scopeFiltered, multiScope, present  bool
 }
 
 // coverage holds the counts of the report's coverage block.
