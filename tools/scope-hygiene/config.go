@@ -27,6 +27,8 @@ type config struct {
 	ShutdownTimeout time.Duration
 	TrustProxy      bool
 	LogLevel        string
+	// Pay configures x402 payments (x402.go).
+	Pay payConfig
 }
 
 // envName maps a flag name to its env var: store → SCOPE_HYGIENE_STORE.
@@ -74,6 +76,7 @@ func serveFlags(fs *flag.FlagSet, c *config, getenv func(string) string) error {
 	dur(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "graceful shutdown deadline")
 	boolean(&c.TrustProxy, "trust-proxy", false, "take the client address from X-Forwarded-For (free-tier key without caller); only behind a trusted proxy")
 	str(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	payFlags(fs, &c.Pay, getenv)
 	c.HouseToken = getenv("SCOPE_HYGIENE_HOUSE_TOKEN")
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))

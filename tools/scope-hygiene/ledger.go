@@ -52,6 +52,11 @@ func toRow(e store.LedgerEntry) ledgerRow {
 }
 
 func ledger(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		if sub, ok := ledgerSubcommands[args[0]]; ok { // ledger_x402.go
+			return sub(ctx, args[1:], stdout, stderr)
+		}
+	}
 	fs := flag.NewFlagSet("ledger", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var spec string

@@ -21,6 +21,7 @@ commands:
   serve    run the HTTP service (flags and SCOPE_HYGIENE_* env vars: scope-hygiene serve -h)
   verify   verify a saved signed result offline: scope-hygiene verify -key <criteria.json|key.pem> <result.json>
   ledger   print the ledger as JSON lines, or the tripwire figures: scope-hygiene ledger [-tripwires]
+           ledger reconcile-cad -rates <csv> | ledger refund (-id N | -tx SIG) | ledger tripwires [-window-days 30]
 `
 
 func main() {

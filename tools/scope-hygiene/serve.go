@@ -79,10 +79,14 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 	if created {
 		logger.Warn("generated a development signing key", "key_file", c.KeyFile, "key_id", signer.KeyID())
 	}
+	pay, err := startPayments(ctx, c.Pay, st, logger)
+	if err != nil {
+		return err
+	}
 	m := metrics.New()
 	m.RegisterTripwires(st, 30*24*time.Hour, 2*time.Second, time.Now)
 	srv, err := api.New(api.Config{Criteria: ps, Document: doc, Engine: engine.Engine{PS: ps}, Store: st,
-		Signer: signer, PriceStatus: ps.Criteria().Price.Status, HouseToken: c.HouseToken, Logger: logger, Metrics: m, TrustProxy: c.TrustProxy})
+		Signer: signer, Payments: pay, PriceStatus: ps.Criteria().Price.Status, HouseToken: c.HouseToken, Logger: logger, Metrics: m, TrustProxy: c.TrustProxy})
 	if err != nil {
 		return err
 	}
