@@ -296,6 +296,12 @@ func (s *Server) audit(c echo.Context) error {
 			Body: map[string]any{"kind": "refusal", "rule": RuleHouseTokenInvalid}}))
 	}
 	var pay *Payment
+	settled := false
+	defer func() { // also on a panic: a paid audit that produced nothing is abandoned
+		if pay != nil && !settled {
+			s.cfg.Payments.Abandon(c, pay)
+		}
+	}()
 	if !house {
 		pay, err = s.cfg.Payments.Require(c, Quote{Op: store.OpAudit, USDCUnits: s.cfg.Criteria.PriceUnits(),
 			Label: s.cfg.Criteria.PriceLabel(), Status: s.cfg.PriceStatus, CriteriaRevision: s.cfg.Criteria.Revision()})
@@ -308,9 +314,6 @@ func (s *Server) audit(c echo.Context) error {
 	}
 	res, ref, err := s.cfg.Engine.Audit(body, now)
 	if err != nil || ref != nil || res == nil {
-		if pay != nil {
-			s.cfg.Payments.Abandon(c, pay)
-		}
 		if ref != nil {
 			return done(s.refuse(c, ref))
 		}
@@ -318,9 +321,6 @@ func (s *Server) audit(c echo.Context) error {
 	}
 	doc, err := s.cfg.Signer.Sign(res.Report)
 	if err != nil {
-		if pay != nil {
-			s.cfg.Payments.Abandon(c, pay)
-		}
 		return s.internal(c, "signing failed")
 	}
 	entry := store.LedgerEntry{Timestamp: now, Day: store.Day(now), CriteriaVersion: res.CriteriaRevision,
@@ -335,6 +335,7 @@ func (s *Server) audit(c echo.Context) error {
 		payer = "paid"
 		err = s.cfg.Payments.Settle(c, pay, entry, appendLedger)
 	}
+	settled = true // Settle owns the payment from here, whatever it returns
 	if err != nil {
 		return s.internal(c, "ledger write failed")
 	}
