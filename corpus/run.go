@@ -78,7 +78,15 @@ func RunCase(ps *rules.ProgramSet, cs *Case, obs rules.Observer) Result {
 		res.Err = err.Error()
 		return res
 	}
-	// Compare only what the case expects of each part, but all of it.
+	res.Diffs = Compare(want, got)
+	return res
+}
+
+// Compare lists the differences between an expected outcome and the engine's. It compares, for
+// each part the expectation has (refusal, precheck, audit), every field of that part the
+// expectation names, and reports a part present on one side only.
+func Compare(want, got map[string]any) []Diff {
+	var diffs []Diff
 	for _, part := range []string{"refusal", "precheck", "audit"} {
 		w, wok := want[part]
 		g, gok := got[part]
@@ -86,7 +94,7 @@ func RunCase(ps *rules.ProgramSet, cs *Case, obs rules.Observer) Result {
 		case !wok && !gok:
 			continue
 		case !wok || !gok:
-			res.Diffs = append(res.Diffs, Diff{Path: part, Expected: render(w, wok), Got: render(g, gok)})
+			diffs = append(diffs, Diff{Path: part, Expected: render(w, wok), Got: render(g, gok)})
 			continue
 		}
 		wm, _ := w.(map[string]any)
@@ -96,9 +104,9 @@ func RunCase(ps *rules.ProgramSet, cs *Case, obs rules.Observer) Result {
 				delete(gm, k)
 			}
 		}
-		res.Diffs = append(res.Diffs, diff(part, wm, gm)...)
+		diffs = append(diffs, diff(part, wm, gm)...)
 	}
-	return res
+	return diffs
 }
 
 // Outcome runs the engine on one body and returns what a case expects, as generic JSON:

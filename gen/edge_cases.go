@@ -1,0 +1,34 @@
+package gen
+
+// edgeCases computes the hand-authored cases (provenance "synthetic edge case").
+func edgeCases() ([]Case, error) {
+	var specs []edgeSpec
+	specs = append(specs, refusalSpecs()...)
+	specs = append(specs, capSpecs()...)
+	specs = append(specs, matrixSpecs()...)
+	specs = append(specs, gateSpecs()...)
+	specs = append(specs, scopeSpecs()...)
+	specs = append(specs, livenessSpecs()...)
+	specs = append(specs, markerSpecs()...)
+	specs = append(specs, m4Specs()...)
+	specs = append(specs, precedenceSpecs()...)
+	specs = append(specs, lettaSpecs()...)
+	specs = append(specs, conflictSpecs()...)
+	specs = append(specs, duplicateSpecs()...)
+	specs = append(specs, percentSpecs()...)
+	var out []Case
+	for _, s := range specs {
+		var c Case
+		var err error
+		if s.raw != nil {
+			c, err = makeCase(s.name, ProvenanceEdge, s.rules, s.raw, true)
+		} else {
+			c, err = makeCase(s.name, ProvenanceEdge, s.rules, bytesOf(s.body), false)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
