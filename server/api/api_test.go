@@ -364,3 +364,20 @@ func TestLogLines(t *testing.T) {
 	}
 	_ = strconv.Itoa
 }
+
+// switchEngine panics (with the body in the panic value) while *panicky is set.
+type switchEngine struct {
+	real    api.Engine
+	panicky *bool
+}
+
+func (s switchEngine) CheckBodySize(n int) *api.Refusal { return s.real.CheckBodySize(n) }
+func (s switchEngine) Precheck(b []byte, now time.Time) (any, *api.Refusal, error) {
+	return s.real.Precheck(b, now)
+}
+func (s switchEngine) Audit(b []byte, now time.Time) (*api.AuditResult, *api.Refusal, error) {
+	if *s.panicky {
+		panic("engine exploded on " + string(b))
+	}
+	return s.real.Audit(b, now)
+}

@@ -116,7 +116,7 @@ func newHarness(t *testing.T, st store.Store, edit ...func(*api.Config)) *harnes
 		clock: &clock{t: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}}
 	cfg := api.Config{Criteria: ps, Document: doc, Engine: engine.Engine{PS: ps}, Store: st, Signer: h.signer,
 		PriceStatus: ps.Criteria().Price.Status, HouseToken: houseToken,
-		Logger:  slog.New(slog.NewJSONHandler(h.logs, nil)), Metrics: metrics.New(), Now: h.clock.Now}
+		Logger: slog.New(slog.NewJSONHandler(h.logs, nil)), Metrics: metrics.New(), Now: h.clock.Now}
 	cfg.Metrics.RegisterTripwires(st, 30*24*time.Hour, time.Second, h.clock.Now)
 	for _, f := range edit {
 		f(&cfg)
