@@ -126,7 +126,6 @@ func (st *state) records() error {
 	ps, x, act := st.ps, st.x, st.act
 	st.slots = make([]rules.SlotValues, len(x.records))
 	st.applies = make([]uint32, len(x.records))
-	conflicts := ps.Conflicts()
 	for i := range x.records {
 		r := &x.records[i]
 		act.Record = &r.facts
@@ -166,15 +165,11 @@ func (st *state) records() error {
 		default:
 			st.sourcePassages++
 		}
-		for j, c := range conflicts {
-			ok, err := c.Applies.Bool(act)
-			if err != nil {
-				return err
-			}
-			if ok {
-				st.applies[i] |= 1 << j
-			}
+		m, err := ps.EvalApplies(act)
+		if err != nil {
+			return err
 		}
+		st.applies[i] = m
 	}
 	return nil
 }

@@ -65,10 +65,15 @@ func (pc programCompiler) compile(env *cel.Env, id string, e Expr) *Program {
 			p.constTrue = true
 		}
 	}
-	prg, err := env.Program(checked,
-		cel.EvalOptions(cel.OptOptimize),
-		cel.CostLimit(pc.limit),
-	)
+	// The runtime limit is enforced where the static bound does not already prove it: the
+	// estimate (cost model pinned by costModelVersion) is an upper bound, so tracking the cost of
+	// a program whose bound is under the limit would only spend time (the warden pattern).
+	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
+	if est.Max > pc.limit {
+		opts = append(opts, cel.CostLimit(pc.limit))
+		p.Tracked = true
+	}
+	prg, err := env.Program(checked, opts...)
 	if err != nil {
 		pc.c.probs.add(e.Line, e.Column, e.Path, "program: %v", err)
 		return p

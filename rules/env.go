@@ -25,8 +25,7 @@ const (
 // extension library whose version could drift), typed facts, parser limits and validators.
 func baseEnv() (*cel.Env, error) {
 	return cel.NewEnv(
-		ext.NativeTypes(types.ParseStructTags(true),
-			reflect.TypeOf(Value{}), reflect.TypeOf(Record{}), reflect.TypeOf(Cluster{}), reflect.TypeOf(Submission{})),
+		ext.NativeTypes(nativeTypeOptions()...),
 		cel.Variable("family", cel.StringType),
 		cel.Variable("form", cel.StringType),
 		cel.Variable("variant", cel.StringType),
@@ -56,3 +55,9 @@ func (h sizeHints) EstimateCallCost(string, string, *cost.AstNode, []cost.AstNod
 
 // unbounded reports whether an estimate has no finite bound.
 func unbounded(e cost.CostEstimate) bool { return e.Max == math.MaxUint64 }
+
+// nativeTypeOptions declares the facts as CEL object types named by their `cel` tags.
+func nativeTypeOptions() []any {
+	return []any{types.ParseStructTags(true),
+		reflect.TypeOf(Value{}), reflect.TypeOf(Record{}), reflect.TypeOf(Cluster{}), reflect.TypeOf(Submission{})}
+}

@@ -75,6 +75,9 @@ func (c *compiler) compile() *ProgramSet {
 	}
 	ps := &ProgramSet{c: &crit}
 	c.compilePrograms(ps)
+	if len(c.probs.list) == 0 {
+		c.fuse(ps)
+	}
 	return ps
 }
 

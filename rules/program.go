@@ -41,7 +41,10 @@ type Program struct {
 	// Expr is the expression as written, with its position.
 	Expr Expr
 	// Cost is the static cost estimate.
-	Cost      [2]uint64
+	Cost [2]uint64
+	// Tracked is true when the program's runtime cost is tracked against the runtime limit
+	// (its static bound exceeds the limit).
+	Tracked   bool
 	ast       *cel.Ast
 	prg       cel.Program
 	constTrue bool

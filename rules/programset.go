@@ -3,6 +3,7 @@ package rules
 import (
 	"time"
 
+	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/interpreter"
 )
 
@@ -72,6 +73,8 @@ type ProgramSet struct {
 	b5Runs          *Program
 	precedence      []PrecedenceProgram
 	gates           [5][]GateProgram
+
+	fast fastPrograms
 }
 
 // ConflictProgram is one compiled conflict sub-check.
@@ -243,6 +246,15 @@ func (a *RecordActivation) Get(s Slot) bool { return a.vals[a.ps.slotOf[s]] }
 // EvalLiveness evaluates the liveness conditions for a.Record and sets a.Live. It stops at the
 // first condition that holds; fired receives its index (or -1 when the record is live).
 func (ps *ProgramSet) EvalLiveness(a *RecordActivation) (fired int, err error) {
+	if a.Obs == nil && ps.fast.liveAny != nil {
+		if v, _, err := ps.fast.liveAny.Eval(a); err == nil {
+			if b, ok := v.(types.Bool); ok && !bool(b) {
+				a.Live = true
+				return -1, nil
+			}
+		}
+		// A record that is not live, or an error: the individual conditions say which.
+	}
 	for i, p := range ps.liveness {
 		b, err := p.Bool(a)
 		if err != nil {
@@ -259,6 +271,9 @@ func (ps *ProgramSet) EvalLiveness(a *RecordActivation) (fired int, err error) {
 
 // EvalRecord evaluates record.predicates (phase 1) in file order.
 func (ps *ProgramSet) EvalRecord(a *RecordActivation) error {
+	if a.Obs == nil && evalList(ps.fast.preds, a, a.vals[:ps.phase1]) {
+		return nil
+	}
 	for i := 0; i < ps.phase1; i++ {
 		b, err := ps.recordPreds[i].Bool(a)
 		if err != nil {
@@ -271,6 +286,9 @@ func (ps *ProgramSet) EvalRecord(a *RecordActivation) error {
 
 // EvalMarks evaluates record.marks (after the M4 walk has set a.Record.M4Resolves).
 func (ps *ProgramSet) EvalMarks(a *RecordActivation) error {
+	if a.Obs == nil && evalList(ps.fast.marks, a, a.vals[ps.phase1:len(ps.recordPreds)]) {
+		return nil
+	}
 	for i := ps.phase1; i < len(ps.recordPreds); i++ {
 		b, err := ps.recordPreds[i].Bool(a)
 		if err != nil {
@@ -279,6 +297,34 @@ func (ps *ProgramSet) EvalMarks(a *RecordActivation) error {
 		a.vals[i] = b
 	}
 	return nil
+}
+
+// EvalApplies reports, as a bit mask over Conflicts(), which conflict sub-checks apply to the
+// current record.
+func (ps *ProgramSet) EvalApplies(a *RecordActivation) (uint32, error) {
+	var buf [32]bool
+	out := buf[:len(ps.conflicts)]
+	if a.Obs == nil && evalList(ps.fast.applies, a, out) {
+		return mask(out), nil
+	}
+	for j, c := range ps.conflicts {
+		b, err := c.Applies.Bool(a)
+		if err != nil {
+			return 0, err
+		}
+		out[j] = b
+	}
+	return mask(out), nil
+}
+
+func mask(bs []bool) uint32 {
+	var m uint32
+	for j, b := range bs {
+		if b {
+			m |= 1 << j
+		}
+	}
+	return m
 }
 
 // ClusterActivation is the input of the cluster programs.

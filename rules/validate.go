@@ -147,6 +147,9 @@ func (c *compiler) validate() {
 		ids[l.ID] = true
 	}
 	ids = map[string]bool{}
+	if len(crit.Conflicts) > 32 {
+		bad("conflicts", "at most 32 conflict sub-checks")
+	}
 	for i, r := range crit.Conflicts {
 		if r.ID == "" || ids[r.ID] {
 			bad(fmt.Sprintf("conflicts[%d].id", i), "conflict ids must be non-empty and unique")
