@@ -16,3 +16,6 @@ go test -race -count=1 -timeout 15m ./...
 
 echo "== rules test (corpus re-pass, pin, coverage)"
 go run ./tools/rules test --coverage
+
+echo "== x402 end to end (node + LiteSVM)"
+scripts/x402-e2e.sh

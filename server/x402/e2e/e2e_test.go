@@ -1,0 +1,412 @@
+// Package e2e drives the real x402 client (@x402/fetch + @x402/svm) against the real
+// scope-hygiene server, settling on a local SVM (LiteSVM behind a JSON-RPC facade). Everything
+// runs on 127.0.0.1. It runs only with X402_E2E=1 (scripts/x402-e2e.sh installs the pinned npm
+// packages with npm ci and sets it).
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	solana "github.com/gagliardetto/solana-go"
+
+	"scope-hygiene/server/store"
+	"scope-hygiene/server/store/sqlite"
+	"scope-hygiene/server/x402"
+)
+
+const exportBody = `{"family":"mem0","form":"full_text","records":[` +
+	`{"id":"r1","content_text":"likes tea","user_id":"alice"},` +
+	`{"id":"r2","content_text":"likes tea","user_id":"bob"},` +
+	`{"id":"r3","content_text":"lives in Oslo","user_id":"alice"}]}`
+
+type world struct {
+	t         *testing.T
+	dir       string
+	clientRPC string
+	serverRPC string
+	server    string
+	dbPath    string
+	exportF   string
+	feePayer  solana.PrivateKey
+	payTo     solana.PublicKey
+	usdc      solana.PublicKey
+	clients   map[string]solana.PrivateKey
+}
+
+func ata(owner, mint solana.PublicKey) solana.PublicKey {
+	a, _, err := solana.FindAssociatedTokenAddress(owner, mint)
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
+
+func keygenJSON(k solana.PrivateKey) string {
+	ints := make([]int, len(k))
+	for i, b := range k {
+		ints[i] = int(b)
+	}
+	b, _ := json.Marshal(ints)
+	return string(b)
+}
+
+func (w *world) control(op string, args map[string]any) json.RawMessage {
+	w.t.Helper()
+	if args == nil {
+		args = map[string]any{}
+	}
+	args["op"] = op
+	b, _ := json.Marshal(args)
+	res, err := http.Post(w.clientRPC+"/control", "application/json", bytes.NewReader(b))
+	if err != nil {
+		w.t.Fatalf("control %s: %v", op, err)
+	}
+	defer res.Body.Close()
+	var out struct {
+		OK     bool            `json:"ok"`
+		Result json.RawMessage `json:"result"`
+		Error  string          `json:"error"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil || !out.OK {
+		w.t.Fatalf("control %s: %v %s", op, err, out.Error)
+	}
+	return out.Result
+}
+
+func (w *world) tokenAmount(owner solana.PublicKey) string {
+	var s string
+	json.Unmarshal(w.control("tokenAmount", map[string]any{"account": ata(owner, w.usdc).String()}), &s)
+	return s
+}
+
+// outcome mirrors client.mjs's output.
+type outcome struct {
+	Status          int                      `json:"status"`
+	PaymentRequired *x402.PaymentRequired    `json:"paymentRequired"`
+	PaymentResponse *x402.SettlementResponse `json:"paymentResponse"`
+	Expose          string                   `json:"expose"`
+	Kind            string                   `json:"kind"`
+	Error           string                   `json:"error"`
+}
+
+type result struct {
+	Paid   *outcome  `json:"paid"`
+	First  *outcome  `json:"first"`
+	Second *outcome  `json:"second"`
+	All    []outcome `json:"all"`
+	Header string    `json:"header"`
+}
+
+func (w *world) run(scenario, client string, arg string) result {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "client.mjs", scenario, w.server, w.clientRPC, keygenJSON(w.clients[client]), w.exportF, arg)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		w.t.Fatalf("client %s: %v\n%s", scenario, err, stderr.String())
+	}
+	var r result
+	if err := json.Unmarshal(out, &r); err != nil {
+		w.t.Fatalf("client %s output: %v\n%s", scenario, err, out)
+	}
+	return r
+}
+
+func (w *world) ledger() []store.LedgerEntry {
+	w.t.Helper()
+	st, err := sqlite.Open(context.Background(), w.dbPath)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer st.Close()
+	rows, err := st.ListLedger(context.Background(), 0, 1000)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return rows
+}
+
+func startFacade(t *testing.T, w *world) {
+	cmd := exec.Command("node", "facade.mjs")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start facade: %v", err)
+	}
+	t.Cleanup(func() { stdin.Close(); cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("facade did not start: %v", err)
+	}
+	var urls struct{ Client, Server string }
+	if err := json.Unmarshal([]byte(line), &urls); err != nil {
+		t.Fatalf("facade banner: %v", err)
+	}
+	w.clientRPC, w.serverRPC = urls.Client, urls.Server
+}
+
+func startServer(t *testing.T, w *world) {
+	bin := filepath.Join(w.dir, "scope-hygiene")
+	build := exec.Command("go", "build", "-o", bin, "scope-hygiene/tools/scope-hygiene")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		t.Fatalf("build server: %v", err)
+	}
+	feeFile := filepath.Join(w.dir, "fee.json")
+	os.WriteFile(feeFile, []byte(keygenJSON(w.feePayer)), 0o600)
+	rates := filepath.Join(w.dir, "rates.csv")
+	os.WriteFile(rates, []byte("date,rate\n"+store.Day(time.Now())+",1.3990\n"), 0o600)
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(os.Environ(),
+		"SCOPE_HYGIENE_ADDR=127.0.0.1:0",
+		"SCOPE_HYGIENE_STORE=sqlite:"+w.dbPath,
+		"SCOPE_HYGIENE_KEY_FILE="+filepath.Join(w.dir, "sign.pem"),
+		"SCOPE_HYGIENE_X402_NETWORK=devnet",
+		"SCOPE_HYGIENE_X402_RPC_URL="+w.serverRPC,
+		"SCOPE_HYGIENE_X402_FEE_PAYER_FILE="+feeFile,
+		"SCOPE_HYGIENE_X402_PAY_TO="+w.payTo.String(),
+		"SCOPE_HYGIENE_X402_CHALLENGE_KEY="+hex.EncodeToString(bytes.Repeat([]byte{7}, 32)),
+		"SCOPE_HYGIENE_X402_RATES_CSV="+rates,
+	)
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
+	sc := bufio.NewScanner(stdout)
+	ready := false
+	for sc.Scan() {
+		var l map[string]any
+		json.Unmarshal(sc.Bytes(), &l)
+		msg, _ := l["msg"].(string)
+		if strings.HasPrefix(msg, "x402 not ready") {
+			t.Errorf("startup check: %s", msg)
+		}
+		if msg == "x402 ready" {
+			ready = true
+		}
+		if msg == "serving" {
+			w.server = "http://" + l["addr"].(string)
+			break
+		}
+	}
+	if w.server == "" || !ready {
+		t.Fatalf("server did not come up ready (server=%q ready=%v)", w.server, ready)
+	}
+	go io.Copy(io.Discard, stdout)
+}
+
+func TestX402EndToEnd(t *testing.T) {
+	if os.Getenv("X402_E2E") != "1" {
+		t.Skip("set X402_E2E=1 (scripts/x402-e2e.sh) to run the node-based end-to-end test")
+	}
+	if _, err := os.Stat("node_modules/@x402/fetch"); err != nil {
+		t.Fatal("node_modules missing: run scripts/x402-e2e.sh (npm ci)")
+	}
+	dir := t.TempDir()
+	w := &world{t: t, dir: dir, dbPath: filepath.Join(dir, "db.sqlite"), exportF: filepath.Join(dir, "export.json"),
+		usdc: x402.Devnet.USDCMint, clients: map[string]solana.PrivateKey{}}
+	os.WriteFile(w.exportF, []byte(exportBody), 0o600)
+	w.feePayer = solana.NewWallet().PrivateKey
+	w.payTo = solana.NewWallet().PublicKey()
+	for _, n := range []string{"alice", "poor"} {
+		w.clients[n] = solana.NewWallet().PrivateKey
+	}
+	startFacade(t, w)
+
+	// Chain state: USDC mint, payTo's USDC account, funded fee payer, clients' USDC.
+	w.control("createMint", map[string]any{"mint": w.usdc.String(), "decimals": 6})
+	w.control("setTokenAccount", map[string]any{"account": ata(w.payTo, w.usdc).String(), "mint": w.usdc.String(), "owner": w.payTo.String(), "amount": 0})
+	w.control("airdrop", map[string]any{"address": w.feePayer.PublicKey().String(), "lamports": 1_000_000_000})
+	alice, poor := w.clients["alice"].PublicKey(), w.clients["poor"].PublicKey()
+	w.control("setTokenAccount", map[string]any{"account": ata(alice, w.usdc).String(), "mint": w.usdc.String(), "owner": alice.String(), "amount": 1_000_000})
+	w.control("setTokenAccount", map[string]any{"account": ata(poor, w.usdc).String(), "mint": w.usdc.String(), "owner": poor.String(), "amount": 10_000})
+	otherMint := solana.NewWallet().PublicKey()
+	w.control("createMint", map[string]any{"mint": otherMint.String(), "decimals": 6})
+	w.control("setTokenAccount", map[string]any{"account": ata(alice, otherMint).String(), "mint": otherMint.String(), "owner": alice.String(), "amount": 1_000_000})
+
+	startServer(t, w)
+	feeBalance := func() int64 {
+		var n int64
+		json.Unmarshal(w.control("balance", map[string]any{"address": w.feePayer.PublicKey().String()}), &n)
+		return n
+	}
+	paidRows := func() map[string]int {
+		m := map[string]int{}
+		for _, e := range w.ledger() {
+			m[e.PaymentTx]++
+		}
+		return m
+	}
+
+	t.Run("malformed_export_refused_free", func(t *testing.T) {
+		res, err := http.Post(w.server+"/audit", "application/json", strings.NewReader(`{"family":"mem0","form":"full_text","records":[]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 400 || res.Header.Get(x402.HeaderPaymentRequired) != "" {
+			t.Fatalf("malformed export: %d, PAYMENT-REQUIRED %q", res.StatusCode, res.Header.Get(x402.HeaderPaymentRequired))
+		}
+	})
+
+	t.Run("unpaid_402", func(t *testing.T) {
+		r := w.run("unpaid", "alice", "")
+		pr := r.First.PaymentRequired
+		if r.First.Status != 402 || pr == nil || pr.X402Version != 2 || len(pr.Accepts) != 1 {
+			t.Fatalf("unpaid: %+v", r.First)
+		}
+		a := pr.Accepts[0]
+		if a.Scheme != "exact" || a.Network != x402.Devnet.CAIP2 || a.Amount != "50000" || a.Asset != w.usdc.String() ||
+			a.PayTo != w.payTo.String() || a.Extra.FeePayer != w.feePayer.PublicKey().String() || !strings.HasPrefix(a.Extra.Memo, "sh1.") || a.MaxTimeoutSeconds != 60 {
+			t.Fatalf("requirements: %+v", a)
+		}
+		if !strings.Contains(r.First.Expose, "PAYMENT-REQUIRED") {
+			t.Fatalf("CORS expose: %q", r.First.Expose)
+		}
+	})
+
+	var happyTx string
+	t.Run("happy_path_fee_recorded", func(t *testing.T) {
+		before, feeBefore := w.tokenAmount(w.payTo), feeBalance()
+		r := w.run("happy", "alice", "")
+		p := r.Paid
+		if p.Status != 200 || p.PaymentResponse == nil || !p.PaymentResponse.Success || p.PaymentResponse.Payer != alice.String() ||
+			p.PaymentResponse.Network != x402.Devnet.CAIP2 || p.PaymentResponse.Transaction == "" {
+			t.Fatalf("happy: %+v %+v", p, p.PaymentResponse)
+		}
+		happyTx = p.PaymentResponse.Transaction
+		if before != "0" || w.tokenAmount(w.payTo) != "50000" {
+			t.Fatalf("payTo balance %s → %s, want 0 → 50000", before, w.tokenAmount(w.payTo))
+		}
+		spent := feeBefore - feeBalance()
+		var row *store.LedgerEntry
+		for _, e := range w.ledger() {
+			if e.PaymentTx == happyTx {
+				e := e
+				row = &e
+			}
+		}
+		if row == nil || row.SolanaFeeLamports == nil || *row.SolanaFeeLamports != spent || spent != 10001 ||
+			row.PayerWallet != alice.String() || row.PriceUSDCUnits != 50000 || row.CAD.Pending || row.CAD.Rate != "1.3990" || row.House {
+			t.Fatalf("ledger row %+v (fee payer spent %d)", row, spent)
+		}
+		t.Logf("happy path: tx %s, fee %d lamports", happyTx, spent)
+	})
+
+	t.Run("replay_same_header_one_row", func(t *testing.T) {
+		r := w.run("replay", "alice", "")
+		if r.First.Status != 200 || r.Second.Status != 402 || r.Second.PaymentRequired == nil ||
+			r.Second.PaymentRequired.Error != x402.ReasonDuplicateSettlement {
+			t.Fatalf("replay: first %+v second %+v", r.First, r.Second)
+		}
+		if n := paidRows()[r.First.PaymentResponse.Transaction]; n != 1 {
+			t.Fatalf("ledger rows for the replayed payment: %d, want 1", n)
+		}
+	})
+
+	t.Run("concurrent_double_submission_one_settles", func(t *testing.T) {
+		before := w.tokenAmount(w.payTo)
+		r := w.run("concurrent", "alice", "")
+		ok, tx := 0, ""
+		for _, o := range r.All {
+			if o.Status == 200 {
+				ok++
+				tx = o.PaymentResponse.Transaction
+			} else if o.Status != 402 || o.PaymentRequired.Error != x402.ReasonDuplicateSettlement {
+				t.Fatalf("loser: %+v", o)
+			}
+		}
+		if ok != 1 || paidRows()[tx] != 1 {
+			t.Fatalf("%d settled, rows %d", ok, paidRows()[tx])
+		}
+		var b, a int
+		fmt.Sscan(before, &b)
+		fmt.Sscan(w.tokenAmount(w.payTo), &a)
+		if a-b != 50000 {
+			t.Fatalf("payTo received %d, want 50000", a-b)
+		}
+	})
+
+	refused := func(t *testing.T, o *outcome, reason string) {
+		t.Helper()
+		if o.Status != 402 || o.PaymentRequired == nil || o.PaymentRequired.Error != reason || len(o.PaymentRequired.Accepts) != 1 {
+			t.Fatalf("want 402 %s, got %+v", reason, o)
+		}
+	}
+	for _, c := range []struct{ name, scenario, arg, reason string }{
+		{"wrong_amount", "amount", "", x402.ReasonAmountMismatch},
+		{"wrong_mint", "mint", otherMint.String(), x402.ReasonMintMismatch},
+		{"wrong_destination", "destination", solana.NewWallet().PublicKey().String(), x402.ReasonRecipientMismatch},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rows, bal := len(w.ledger()), w.tokenAmount(w.payTo)
+			r := w.run(c.scenario, "alice", c.arg)
+			refused(t, r.First, c.reason)
+			if len(w.ledger()) != rows || w.tokenAmount(w.payTo) != bal {
+				t.Fatal("refused payment changed the ledger or the balance")
+			}
+		})
+	}
+
+	t.Run("insufficient_balance", func(t *testing.T) {
+		rows := len(w.ledger())
+		r := w.run("pay", "poor", "")
+		refused(t, r.First, x402.ReasonInsufficientFunds)
+		if len(w.ledger()) != rows || w.tokenAmount(poor) != "10000" {
+			t.Fatal("insufficient payment changed state")
+		}
+	})
+
+	t.Run("rpc_down_503_no_audit_no_charge", func(t *testing.T) {
+		w.control("serverRPC", map[string]any{"up": false})
+		rows, bal, fee := len(w.ledger()), w.tokenAmount(alice), feeBalance()
+		r := w.run("pay", "alice", "")
+		w.control("serverRPC", map[string]any{"up": true})
+		if r.First.Status != 503 || r.First.Error != x402.ReasonRPCUnavailable {
+			t.Fatalf("rpc down: %+v", r.First)
+		}
+		if len(w.ledger()) != rows || w.tokenAmount(alice) != bal || feeBalance() != fee {
+			t.Fatal("RPC-down attempt changed the ledger or a balance")
+		}
+		// The same payment goes through once the RPC is back (the reservation was released).
+		r2 := w.run("resend", "alice", r.Header)
+		if r2.First.Status != 200 {
+			t.Fatalf("after recovery: %+v", r2.First)
+		}
+	})
+
+	t.Run("expired_blockhash", func(t *testing.T) {
+		rows := len(w.ledger())
+		r := w.run("expired", "alice", "")
+		refused(t, r.First, x402.ReasonBlockhashExpired)
+		if len(w.ledger()) != rows {
+			t.Fatal("expired payment wrote a ledger row")
+		}
+	})
+
+	// Every paid row is unique per transaction.
+	for tx, n := range paidRows() {
+		if n != 1 {
+			t.Errorf("transaction %s has %d ledger rows", tx, n)
+		}
+	}
+}
