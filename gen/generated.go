@@ -116,7 +116,14 @@ func summarizeRules(e Expected) (main string, rules []string) {
 		rules = append(rules, r)
 	}
 	sort.Strings(rules)
-	rules = append([]string{"factor_rules", "marker_convention", "assessability_matrix"}, rules...)
+	var ordered []string
+	ordered = append(ordered, main)
+	for _, r := range rules {
+		if r != main {
+			ordered = append(ordered, r)
+		}
+	}
+	rules = append(ordered, "factor_rules", "marker_convention", "assessability_matrix")
 	return main, rules
 }
 
