@@ -237,14 +237,15 @@ func (st *state) clusterSize() map[string]int {
 	return size
 }
 
-// marks runs the M4 walk, then the mark predicates, for every live scoped record.
+// marks runs the M4 walk, then the mark predicates, for every live record (a marker on a non-live
+// record is inert; whether an unscoped record can be covered is the criteria's call, P0).
 func (st *state) marks() error {
 	x, ps, act := st.x, st.ps, st.act
 	size := st.clusterSize()
 	anchor := func(j int) bool { return x.records[j].anchor }
 	for i := range x.records {
 		r := &x.records[i]
-		if !r.live || !r.facts.Scoped {
+		if !r.live {
 			continue
 		}
 		if r.raw.get("origin_claim_id").present() {
@@ -327,7 +328,7 @@ func (st *state) fillClusters(rep *Report) error {
 	marked := 0
 	for i := range x.records {
 		r := &x.records[i]
-		if r.live && ((r.facts.Scoped && r.covered) || r.facts.Global) {
+		if r.live && (r.covered || r.facts.Global) {
 			marked++
 		}
 	}

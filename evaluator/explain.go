@@ -112,7 +112,7 @@ func (st *state) explainTail() error {
 	ex := st.opts.explain
 	for i := range st.x.records {
 		r := &st.x.records[i]
-		if r.live && r.facts.Scoped {
+		if r.live {
 			ex.Records[i].Marks = []RuleValue{{"covered", r.covered}, {"contradiction", r.contradiction}}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"cel.dev/cel-go/cel"
@@ -154,12 +155,18 @@ func (p *Program) BoolNodes() []SubValue {
 		if !e.Type().IsExactType(types.BoolType) || e.Kind() == celast.LiteralKind {
 			continue
 		}
+		text := nodeText(p, id)
+		// Macro expansions (exists, all...) hold accumulator nodes whose tracked value is only
+		// the last iteration's: they are not author text and cannot be judged for coverage.
+		if strings.Contains(text, "@") {
+			continue
+		}
 		l := checked.SourceInfo().GetStartLocation(id)
 		line, col := p.Expr.Line, p.Expr.Column
 		if l.Line() > 0 {
 			line, col = p.loc.at(runeOffset(p.Expr.Text, l.Line(), l.Column()))
 		}
-		out = append(out, SubValue{Node: id, Text: nodeText(p, id), Line: line, Column: col})
+		out = append(out, SubValue{Node: id, Text: text, Line: line, Column: col})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
 	return out

@@ -3,8 +3,6 @@
 package engine
 
 import (
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"scope-hygiene/evaluator"
@@ -50,17 +48,5 @@ func (e Engine) Audit(body []byte, now time.Time) (*api.AuditResult, *api.Refusa
 		CriteriaRevision: rep.CriteriaRevision}, nil, nil
 }
 
-// Document is the published criteria document of ps: every published member of the criteria
-// (texts, matrix, interpretations, corpus id and pin, price, free tier, caps, endpoints, ledger
-// fields) as JSON.
-func Document(ps *rules.ProgramSet) (map[string]any, error) {
-	b, err := json.Marshal(ps.Criteria())
-	if err != nil {
-		return nil, fmt.Errorf("criteria document: %w", err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("criteria document: %w", err)
-	}
-	return doc, nil
-}
+// Document is the published criteria document of ps (rules.ProgramSet.Document).
+func Document(ps *rules.ProgramSet) (map[string]any, error) { return ps.Document() }

@@ -173,7 +173,7 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-var pinLine = regexp.MustCompile(`(?m)^(  sha256: )"[0-9a-fA-F]*"`)
+var pinLine = regexp.MustCompile(`(?m)^(  sha256: )"[^"\n]*"`)
 
 func cmdPin(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("pin", stderr)

@@ -17,16 +17,20 @@ import (
 // config is the serve command's configuration. Every flag has an env var SCOPE_HYGIENE_<NAME>;
 // a flag given on the command line wins over the env var, which wins over the default.
 type config struct {
-	Addr            string
-	Store           string
-	KeyFile         string
-	CriteriaFile    string
-	HouseTokenFile  string
-	HouseToken      string
-	RequestTimeout  time.Duration
-	ShutdownTimeout time.Duration
-	TrustProxy      bool
-	LogLevel        string
+	Addr         string
+	Store        string
+	KeyFile      string
+	CriteriaFile string
+	// CorpusDir is the corpus the revision must re-pass before it serves (default: embedded).
+	CorpusDir string
+	// StoppedRevisions are criteria revisions the operator has stopped serving (tripwire 3).
+	StoppedRevisions string
+	HouseTokenFile   string
+	HouseToken       string
+	RequestTimeout   time.Duration
+	ShutdownTimeout  time.Duration
+	TrustProxy       bool
+	LogLevel         string
 	// Pay configures x402 payments (x402.go).
 	Pay payConfig
 }
@@ -71,6 +75,8 @@ func serveFlags(fs *flag.FlagSet, c *config, getenv func(string) string) error {
 	str(&c.Store, "store", "sqlite:var/scope-hygiene.db", "ledger and free-tier store: sqlite:<file> or a postgres:// URL")
 	str(&c.KeyFile, "key-file", "var/signing-key.pem", "Ed25519 report-signing key (PEM PKCS #8); generated on first run when missing")
 	str(&c.CriteriaFile, "criteria", "", "criteria file to serve (default: the embedded criteria.yaml)")
+	str(&c.CorpusDir, "corpus", "", "corpus directory the criteria must re-pass before serving (default: the embedded corpus)")
+	str(&c.StoppedRevisions, "stopped-revisions", "", "comma-separated criteria revisions that must not serve (tripwire 3: stop-serving under an affected version)")
 	str(&c.HouseTokenFile, "house-token-file", "", "file holding the operator's house-audit bearer token (house audits disabled when empty; env SCOPE_HYGIENE_HOUSE_TOKEN also works)")
 	dur(&c.RequestTimeout, "request-timeout", 10*time.Second, "per-request handler timeout")
 	dur(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "graceful shutdown deadline")

@@ -6,12 +6,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
+	scopehygiene "scope-hygiene"
+	"scope-hygiene/corpus"
 	"scope-hygiene/rules"
 	"scope-hygiene/server/api"
 	"scope-hygiene/server/engine"
@@ -63,6 +67,14 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 	if err != nil {
 		return err
 	}
+	// A revision serves only if it re-passes its pinned corpus (and is not stopped).
+	started := time.Now()
+	sum, err := corpus.Gate(ps, corpusFS(c.CorpusDir), splitList(c.StoppedRevisions))
+	if err != nil {
+		return err
+	}
+	logger.Info("corpus re-passed", "criteria_revision", ps.Revision(), "cases", sum.Passed,
+		"pin", ps.Criteria().Corpus.SHA256, "duration_ms", time.Since(started).Milliseconds())
 	doc, err := engine.Document(ps)
 	if err != nil {
 		return err
@@ -124,6 +136,28 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// corpusFS is the corpus directory, or the corpus embedded in the binary.
+func corpusFS(dir string) fs.FS {
+	if dir != "" {
+		return os.DirFS(dir)
+	}
+	sub, err := fs.Sub(scopehygiene.Corpus, "corpus")
+	if err != nil {
+		return scopehygiene.Corpus
+	}
+	return sub
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func loadCriteria(path string) (*rules.ProgramSet, error) {
