@@ -35,11 +35,11 @@ func list(v ...any) []any {
 	return v
 }
 
-// T is a full-text record.
-func T(id, text string, kv ...any) obj { return obj{"id": id, "content_text": text}.with(kv...) }
+// txt is a full-text record.
+func txt(id, text string, kv ...any) obj { return obj{"id": id, "content_text": text}.with(kv...) }
 
-// H is a hash-only record.
-func H(id, hash string, kv ...any) obj { return obj{"id": id, "content_hash": hash}.with(kv...) }
+// hsh is a hash-only record.
+func hsh(id, hash string, kv ...any) obj { return obj{"id": id, "content_hash": hash}.with(kv...) }
 
 // ex is an export of the family and form with the records.
 func ex(family, form string, recs ...obj) obj {

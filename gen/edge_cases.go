@@ -6,6 +6,7 @@ func edgeCases() ([]Case, error) {
 	specs = append(specs, refusalSpecs()...)
 	specs = append(specs, capSpecs()...)
 	specs = append(specs, matrixSpecs()...)
+	specs = append(specs, matrixGateSpecs()...)
 	specs = append(specs, gateSpecs()...)
 	specs = append(specs, scopeSpecs()...)
 	specs = append(specs, livenessSpecs()...)

@@ -2,7 +2,9 @@ package gen
 
 // markerSpecs: M1, M2 composition, M3-a/b/c, N3, N4 (R-18..R-20, R-25, R-34).
 func markerSpecs() []edgeSpec {
-	a := func(id, user string, kv ...any) obj { return T(id, "note-a", append([]any{"user_id", user}, kv...)...) }
+	a := func(id, user string, kv ...any) obj {
+		return txt(id, "note-a", append([]any{"user_id", user}, kv...)...)
+	}
 	return []edgeSpec{
 		{name: "M1-record-shared-true", rules: rules("M1", "B1"),
 			body: mem0(a("r1", "u1", "shared", true), a("r2", "u2", "shared", true))},
@@ -21,9 +23,9 @@ func markerSpecs() []edgeSpec {
 		{name: "M1-marker-on-dead-record-inert", rules: rules("M1", "liveness", "B2"),
 			body: mem0(a("r1", "u1"), a("r2", "u2"), a("r3", "u3", "shared", true, "is_deleted", true))},
 		{name: "M1-unscoped-marker-not-covered", rules: rules("M1", "P0", "R-34"),
-			body: mem0(a("r1", "u1"), a("r2", "u2"), T("r3", "note-a", "shared", true))},
+			body: mem0(a("r1", "u1"), a("r2", "u2"), txt("r3", "note-a", "shared", true))},
 		{name: "M1-marked-share-counts-global", rules: rules("M1", "M2", "R-19", "R-34"),
-			body: mem0(a("r1", "u1", "shared", true), a("r2", "u2", "shared", true), a("r3", "global"), T("r4", "note-b", "user_id", "u1"), T("r5", "note-c", "user_id", "u1", "shared", true))},
+			body: mem0(a("r1", "u1", "shared", true), a("r2", "u2", "shared", true), a("r3", "global"), txt("r4", "note-b", "user_id", "u1"), txt("r5", "note-c", "user_id", "u1", "shared", true))},
 		{name: "M1-marker-does-not-excuse-duplication", rules: rules("M1", "B1", "duplicates"),
 			body: mem0(a("r1", "u1", "shared", true), a("r2", "u1", "shared", true), a("r3", "u2", "shared", true))},
 		{name: "N4-shared-string-true", rules: rules("N4", "R-18"),
@@ -55,23 +57,25 @@ func markerSpecs() []edgeSpec {
 		{name: "M3-a-scope-string-multi-key", rules: rules("M3-a", "R-9", "N1"),
 			body: mem0(a("r1", "u1", "agent_id", "g1"), a("r2", "u2", "agent_id", "g1")).manifest("global_scopes", list("u1/g1", "u2"))},
 		{name: "M3-a-declared-absent", rules: rules("M3-a", "R-25", "N1"),
-			body: mem0(a("r1", "u1"), a("r2", "u2"), T("r3", "note-b", "user_id", "u9", "is_deleted", true)).manifest("global_scopes", list("u1", "u7", "u9", "", "u7"))},
+			body: mem0(a("r1", "u1"), a("r2", "u2"), txt("r3", "note-b", "user_id", "u9", "is_deleted", true)).manifest("global_scopes", list("u1", "u7", "u9", "", "u7"))},
 		{name: "M3-b-full-text-exact", rules: rules("M3-b", "B1"),
-			body: mem0(a("r1", "u1"), a("r2", "u2"), T("r3", "note-b", "user_id", "u1"), T("r4", "note-b", "user_id", "u2")).manifest("global_content_keys", list("note-a", "note-b "))},
+			body: mem0(a("r1", "u1"), a("r2", "u2"), txt("r3", "note-b", "user_id", "u1"), txt("r4", "note-b", "user_id", "u2")).manifest("global_content_keys", list("note-a", "note-b "))},
 		{name: "M3-b-hash-only", rules: rules("M3-b", "B1"),
-			body: ex("mem0", "hash_only", H("r1", "h1", "user_id", "u1"), H("r2", "h1", "user_id", "u2"), H("r3", "h2", "user_id", "u1")).manifest("global_content_keys", list("h1", "H2", "h3"))},
+			body: ex("mem0", "hash_only", hsh("r1", "h1", "user_id", "u1"), hsh("r2", "h1", "user_id", "u2"), hsh("r3", "h2", "user_id", "u1")).manifest("global_content_keys", list("h1", "H2", "h3"))},
 		{name: "M3-c-global-claim-ids", rules: rules("M3-c", "N1"),
 			body: mem0(a("r1", "u1"), a("r2", "u2"), a("r3", "u3")).manifest("global_claim_ids", list("r1", "r2", "r9"))},
 		{name: "M3-manifest-ignored-entries", rules: rules("M3", "R-6", "R-45"),
 			body: mem0(a("r1", "u1"), a("r2", "u2")).manifest("global_scopes", "u1", "global_content_keys", list(5, "note-a", nil), "global_claim_ids", obj{}, "private_scopes", list(true), "scope_filtered", 1, "multi_scope", nil, "unknown", list(1))},
 		{name: "M3-declared-absent-counts-dead-records", rules: rules("M3", "R-25"),
-			body: mem0(a("r1", "u1"), T("r2", "note-z", "user_id", "u5", "state", "deleted")).manifest("global_scopes", list("u5"), "global_content_keys", list("note-z"), "global_claim_ids", list("r2", "r3"))},
+			body: mem0(a("r1", "u1"), txt("r2", "note-z", "user_id", "u5", "state", "deleted")).manifest("global_scopes", list("u5"), "global_content_keys", list("note-z"), "global_claim_ids", list("r2", "r3"))},
 	}
 }
 
 // m4Specs: M4 resolution, chains, cycles, depth and attestation.
 func m4Specs() []edgeSpec {
-	a := func(id, user string, kv ...any) obj { return T(id, "note-a", append([]any{"user_id", user}, kv...)...) }
+	a := func(id, user string, kv ...any) obj {
+		return txt(id, "note-a", append([]any{"user_id", user}, kv...)...)
+	}
 	return []edgeSpec{
 		{name: "M4-resolves-origin-unmarked", rules: rules("M4", "N1", "R-21"),
 			body: mem0(a("r1", "u1"), a("r2", "u2", "origin_claim_id", "r1"))},
@@ -88,7 +92,7 @@ func m4Specs() []edgeSpec {
 		{name: "M4-broken-missing-origin", rules: rules("M4", "N2"),
 			body: mem0(a("r1", "u1", "shared", true), a("r2", "u2", "origin_claim_id", "gone-1"))},
 		{name: "M4-broken-content-mismatch", rules: rules("M4", "N2"),
-			body: mem0(a("r1", "u1", "shared", true), a("r2", "u2", "origin_claim_id", "r3"), T("r3", "note-b", "user_id", "u1"))},
+			body: mem0(a("r1", "u1", "shared", true), a("r2", "u2", "origin_claim_id", "r3"), txt("r3", "note-b", "user_id", "u1"))},
 		{name: "M4-broken-pointer-not-string", rules: rules("M4", "N2", "R-35"),
 			body: mem0(a("r1", "u1", "shared", true), a("r2", "u2", "origin_claim_id", 1))},
 		{name: "M4-pointer-empty-string-broken", rules: rules("M4", "N2"),
@@ -98,7 +102,7 @@ func m4Specs() []edgeSpec {
 		{name: "M4-attested-absent-origin", rules: rules("M4", "M3-c", "B1"),
 			body: mem0(a("r1", "u1", "origin_claim_id", "canon-1"), a("r2", "u2", "origin_claim_id", "canon-1")).manifest("global_claim_ids", list("canon-1"))},
 		{name: "M4-attested-present-origin-still-checked", rules: rules("M4", "M3-c", "N2"),
-			body: mem0(a("r1", "u1"), a("r2", "u2", "origin_claim_id", "r3"), T("r3", "note-b", "user_id", "u3")).manifest("global_claim_ids", list("r3"))},
+			body: mem0(a("r1", "u1"), a("r2", "u2", "origin_claim_id", "r3"), txt("r3", "note-b", "user_id", "u3")).manifest("global_claim_ids", list("r3"))},
 		{name: "M4-chain-resolves", rules: rules("M4", "B1"),
 			body: mem0(a("r1", "u1", "shared", true), a("r2", "u2", "origin_claim_id", "r1"), a("r3", "u3", "origin_claim_id", "r2"), a("r4", "u4", "origin_claim_id", "r3"))},
 		{name: "M4-chain-ends-on-bad-pointer", rules: rules("M4", "N2"),
@@ -128,17 +132,19 @@ func m4Specs() []edgeSpec {
 		{name: "M4-pointer-on-dead-copy-inert", rules: rules("M4", "liveness", "B2"),
 			body: mem0(a("r1", "u1"), a("r2", "u2"), a("r3", "u3", "origin_claim_id", "gone-1", "is_deleted", true))},
 		{name: "M4-origin-unscoped-origin-scope-empty", rules: rules("M4", "R-35", "N1"),
-			body: mem0(T("r1", "note-a"), a("r2", "u2", "origin_claim_id", "r1", "origin_scope", ""), a("r3", "u3"))},
+			body: mem0(txt("r1", "note-a"), a("r2", "u2", "origin_claim_id", "r1", "origin_scope", ""), a("r3", "u3"))},
 		{name: "M4-hash-only-pointer", rules: rules("M4", "B1"),
-			body: ex("mem0", "hash_only", H("r1", "h1", "user_id", "u1", "metadata", obj{"shared": true}), H("r2", "h1", "user_id", "u2", "origin_claim_id", "r1"))},
+			body: ex("mem0", "hash_only", hsh("r1", "h1", "user_id", "u1", "metadata", obj{"shared": true}), hsh("r2", "h1", "user_id", "u2", "origin_claim_id", "r1"))},
 		{name: "M4-marked-share-outside-clusters", rules: rules("M4", "R-34"),
-			body: mem0(a("r1", "u1"), a("r2", "u1", "origin_claim_id", "r1"), T("r3", "note-b", "user_id", "u2"))},
+			body: mem0(a("r1", "u1"), a("r2", "u1", "origin_claim_id", "r1"), txt("r3", "note-b", "user_id", "u2"))},
 	}
 }
 
 // precedenceSpecs: each outcome of the decision precedence, and B5's quadrants.
 func precedenceSpecs() []edgeSpec {
-	a := func(id, user string, kv ...any) obj { return T(id, "note-a", append([]any{"user_id", user}, kv...)...) }
+	a := func(id, user string, kv ...any) obj {
+		return txt(id, "note-a", append([]any{"user_id", user}, kv...)...)
+	}
 	return []edgeSpec{
 		{name: "N4-beats-N3", rules: rules("N4", "N3", "R-22"),
 			body: mem0(a("r1", "u1", "shared", "yes"), a("r2", "u2", "shared", true, "metadata", obj{"shared": false}))},
@@ -149,13 +155,13 @@ func precedenceSpecs() []edgeSpec {
 		{name: "N5-partition-ambiguity", rules: rules("N5", "R-36"),
 			body: mem0(a("r1", "u1", "shared", true), a("r2", "u2", "agent_id", "g1", "shared", true))},
 		{name: "N5-beats-B5", rules: rules("N5", "B5", "R-22"),
-			body: mem0(a("r1", "u1", "source", "src-1", "shared", true), a("r2", "u2", "agent_id", "g1", "source", "src-2"), T("r3", "note-z", "user_id", "u1", "attributed_scope", "u1"))},
+			body: mem0(a("r1", "u1", "source", "src-1", "shared", true), a("r2", "u2", "agent_id", "g1", "source", "src-2"), txt("r3", "note-z", "user_id", "u1", "attributed_scope", "u1"))},
 		{name: "N5-session-stand-in-is-run-id", rules: rules("N5", "R-36", "R-44", "B2"),
 			body: mem0(a("r1", "u1", "session_id", "s1"), a("r2", "u2", "run_id", "s2"))},
 		{name: "N5-global-copy-ignored", rules: rules("N5", "R-22", "B2"),
-			body: mem0(a("r1", "u1"), a("r2", "u2"), T("r3", "note-a", "agent_id", "global"))},
+			body: mem0(a("r1", "u1"), a("r2", "u2"), txt("r3", "note-a", "agent_id", "global"))},
 		{name: "B5-disagreement-covered-attribution-conflict", rules: rules("B5", "R-23", "R-40"),
-			body: mem0(a("r1", "u1", "source", "src-1", "shared", true), a("r2", "u2", "source", "src-2"), T("r3", "note-z", "user_id", "u1", "attributed_scope", "u1"))},
+			body: mem0(a("r1", "u1", "source", "src-1", "shared", true), a("r2", "u2", "source", "src-2"), txt("r3", "note-z", "user_id", "u1", "attributed_scope", "u1"))},
 		{name: "B5-referrals-not-printed-when-conflicts-not-assessable", rules: rules("B5", "R-40"),
 			body: mem0(a("r1", "u1", "source", "src-1", "shared", true), a("r2", "u2", "source", "src-2", "shared", true))},
 		{name: "B5-beats-N1", rules: rules("B5", "N1", "R-22"),
@@ -181,10 +187,10 @@ func precedenceSpecs() []edgeSpec {
 		{name: "B2-undeclared", rules: rules("B2", "R-38", "undeclared_label"),
 			body: mem0(a("r1", "u1"), a("r2", "u2"))},
 		{name: "B2-exact-identity-no-normalisation", rules: rules("B2", "marker_convention"),
-			body: mem0(a("r1", "u1"), T("r2", "note-a ", "user_id", "u2"), T("r3", "Note-a", "user_id", "u3"), T("r4", "note-b", "user_id", "u1"), T("r5", "note-b", "user_id", "u2"))},
+			body: mem0(a("r1", "u1"), txt("r2", "note-a ", "user_id", "u2"), txt("r3", "Note-a", "user_id", "u3"), txt("r4", "note-b", "user_id", "u1"), txt("r5", "note-b", "user_id", "u2"))},
 		{name: "R-41-cluster-ordering", rules: rules("R-41", "R-24", "B2"),
-			body: mem0(T("x2", "note-b", "user_id", "u1"), T("x10", "note-b", "user_id", "u2"), T("a1", "note-c", "user_id", "u1"), T("b1", "note-c", "user_id", "u2"), T("x1", "note-a", "user_id", "u1"), T("x1b", "note-a", "user_id", "u2"))},
+			body: mem0(txt("x2", "note-b", "user_id", "u1"), txt("x10", "note-b", "user_id", "u2"), txt("a1", "note-c", "user_id", "u1"), txt("b1", "note-c", "user_id", "u2"), txt("x1", "note-a", "user_id", "u1"), txt("x1b", "note-a", "user_id", "u2"))},
 		{name: "R-41-bytewise-id-order", rules: rules("R-41", "B2", "M2"),
-			body: mem0(T("k1", "note-a", "user_id", "u1"), T("k2", "note-a", "user_id", "u2"), T("k3", "note-a", "user_id", "global"), T("k1x", "note-b", "user_id", "u1"), T("k2x", "note-b", "user_id", "u2"))},
+			body: mem0(txt("k1", "note-a", "user_id", "u1"), txt("k2", "note-a", "user_id", "u2"), txt("k3", "note-a", "user_id", "global"), txt("k1x", "note-b", "user_id", "u1"), txt("k2x", "note-b", "user_id", "u2"))},
 	}
 }

@@ -4,7 +4,7 @@ import "strings"
 
 // okExport is a small valid export used as the base of refusal cases.
 func okExport() obj {
-	return mem0(T("r1", "note-a", "user_id", "u1"), T("r2", "note-b", "user_id", "u2"))
+	return mem0(txt("r1", "note-a", "user_id", "u1"), txt("r2", "note-b", "user_id", "u2"))
 }
 
 func refusalSpecs() []edgeSpec {
@@ -83,55 +83,55 @@ func refusalSpecs() []edgeSpec {
 
 		// record_not_object and the R-1 scan order
 		{name: "record_not_object-string", rules: rules("record_not_object"),
-			body: okExport().with("records", list(T("r1", "note-a"), "r2"))},
+			body: okExport().with("records", list(txt("r1", "note-a"), "r2"))},
 		{name: "record_not_object-null", rules: rules("record_not_object", "R-4"),
-			body: okExport().with("records", list(T("r1", "note-a"), nil))},
+			body: okExport().with("records", list(txt("r1", "note-a"), nil))},
 		{name: "record_not_object-array", rules: rules("record_not_object"),
-			body: okExport().with("records", list(list(T("r1", "note-a"))))},
+			body: okExport().with("records", list(list(txt("r1", "note-a"))))},
 		{name: "record_not_object-wins-over-earlier-id", rules: rules("record_not_object", "record_id_required", "R-1"),
-			body: okExport().with("records", list(obj{"content_text": "note-a"}, T("r2", "note-b"), 7))},
+			body: okExport().with("records", list(obj{"content_text": "note-a"}, txt("r2", "note-b"), 7))},
 
 		// record_id_required
 		{name: "record_id_required-missing", rules: rules("record_id_required"),
-			body: mem0(T("r1", "note-a"), obj{"content_text": "note-b"})},
+			body: mem0(txt("r1", "note-a"), obj{"content_text": "note-b"})},
 		{name: "record_id_required-null", rules: rules("record_id_required", "R-4"),
-			body: mem0(T("r1", "note-a"), T("r2", "note-b").with("id", nil))},
+			body: mem0(txt("r1", "note-a"), txt("r2", "note-b").with("id", nil))},
 		{name: "record_id_required-number", rules: rules("record_id_required"),
-			body: mem0(T("r1", "note-a"), T("r2", "note-b").with("id", 2))},
+			body: mem0(txt("r1", "note-a"), txt("r2", "note-b").with("id", 2))},
 		{name: "record_id_required-wins-over-earlier-duplicate", rules: rules("record_id_required", "record_id_duplicate", "R-1"),
-			body: mem0(T("r1", "note-a"), T("r1", "note-b"), T("r3", "note-c").without("id"))},
+			body: mem0(txt("r1", "note-a"), txt("r1", "note-b"), txt("r3", "note-c").without("id"))},
 		{name: "record_id_required-empty-id-accepted", rules: rules("record_id_required"),
-			body: mem0(T("", "note-a", "user_id", "u1"))},
+			body: mem0(txt("", "note-a", "user_id", "u1"))},
 
 		// record_id_duplicate: the index is the later occurrence
 		{name: "record_id_duplicate-later-index", rules: rules("record_id_duplicate", "R-46"),
-			body: mem0(T("r1", "note-a"), T("r2", "note-b"), T("r3", "note-c"), T("r2", "note-d"))},
+			body: mem0(txt("r1", "note-a"), txt("r2", "note-b"), txt("r3", "note-c"), txt("r2", "note-d"))},
 		{name: "record_id_duplicate-wins-over-content", rules: rules("record_id_duplicate", "content_text_required", "R-1"),
-			body: mem0(T("r1", "note-a").without("content_text"), T("r2", "note-b"), T("r2", "note-c"))},
+			body: mem0(txt("r1", "note-a").without("content_text"), txt("r2", "note-b"), txt("r2", "note-c"))},
 		{name: "record_id_duplicate-case-sensitive-accepted", rules: rules("record_id_duplicate"),
-			body: mem0(T("r1", "note-a", "user_id", "u1"), T("R1", "note-a", "user_id", "u1"))},
+			body: mem0(txt("r1", "note-a", "user_id", "u1"), txt("R1", "note-a", "user_id", "u1"))},
 
 		// content fields
 		{name: "content_text_required-missing", rules: rules("content_text_required"),
-			body: mem0(T("r1", "note-a"), obj{"id": "r2", "content_hash": "h2"})},
+			body: mem0(txt("r1", "note-a"), obj{"id": "r2", "content_hash": "h2"})},
 		{name: "content_text_required-null", rules: rules("content_text_required", "R-4"),
-			body: mem0(T("r1", "note-a"), T("r2", "").with("content_text", nil))},
+			body: mem0(txt("r1", "note-a"), txt("r2", "").with("content_text", nil))},
 		{name: "content_text_required-number", rules: rules("content_text_required"),
-			body: mem0(T("r1", "note-a").with("content_text", 5))},
+			body: mem0(txt("r1", "note-a").with("content_text", 5))},
 		{name: "content_text_required-empty-accepted", rules: rules("content_text_required", "duplicates"),
-			body: mem0(T("r1", "", "user_id", "u1"), T("r2", "", "user_id", "u1"))},
+			body: mem0(txt("r1", "", "user_id", "u1"), txt("r2", "", "user_id", "u1"))},
 		{name: "content_text_required-before-manifest_invalid", rules: rules("content_text_required", "manifest_invalid", "R-1"),
-			body: mem0(T("r1", "note-a").with("content_text", false)).with("manifest", "m")},
+			body: mem0(txt("r1", "note-a").with("content_text", false)).with("manifest", "m")},
 		{name: "content_hash_required-missing", rules: rules("content_hash_required"),
-			body: ex("mem0", "hash_only", H("r1", "h1"), T("r2", "note-b"))},
+			body: ex("mem0", "hash_only", hsh("r1", "h1"), txt("r2", "note-b"))},
 		{name: "content_hash_required-empty", rules: rules("content_hash_required"),
-			body: ex("mem0", "hash_only", H("r1", "h1"), H("r2", ""))},
+			body: ex("mem0", "hash_only", hsh("r1", "h1"), hsh("r2", ""))},
 		{name: "content_hash_required-number", rules: rules("content_hash_required"),
-			body: ex("zep_graphiti", "hash_only", H("r1", "h1").with("content_hash", 12))},
+			body: ex("zep_graphiti", "hash_only", hsh("r1", "h1").with("content_hash", 12))},
 		{name: "content_hash_required-null", rules: rules("content_hash_required", "R-4"),
-			body: ex("letta", "hash_only", H("r1", "h1").with("content_hash", nil))},
+			body: ex("letta", "hash_only", hsh("r1", "h1").with("content_hash", nil))},
 		{name: "content_hash_required-full-text-ignores-hash", rules: rules("content_hash_required", "content_text_required"),
-			body: mem0(T("r1", "note-a", "content_hash", "", "user_id", "u1"))},
+			body: mem0(txt("r1", "note-a", "content_hash", "", "user_id", "u1"))},
 
 		// manifest
 		{name: "manifest_invalid-array", rules: rules("manifest_invalid"), body: okExport().with("manifest", list())},
@@ -151,7 +151,7 @@ func refusalSpecs() []edgeSpec {
 		{name: "declared_scope_keys_invalid-object", rules: rules("declared_scope_keys_invalid"),
 			body: okExport().manifest("declared_scope_keys", obj{"user_id": true})},
 		{name: "declared_scope_keys_invalid-letta-still-validated", rules: rules("declared_scope_keys_invalid", "L-1"),
-			body: letta(T("r1", "note-a", "attached_to", list("a1"))).manifest("declared_scope_keys", 5)},
+			body: letta(txt("r1", "note-a", "attached_to", list("a1"))).manifest("declared_scope_keys", 5)},
 		{name: "declared_scope_keys_invalid-before-variant_unknown", rules: rules("declared_scope_keys_invalid", "variant_unknown", "R-1"),
 			body: okExport().with("variant", 1).manifest("declared_scope_keys", list(true))},
 		{name: "declared_scope_keys_invalid-null-accepted", rules: rules("declared_scope_keys_invalid", "R-4"),
@@ -163,21 +163,23 @@ func refusalSpecs() []edgeSpec {
 		{name: "variant_unknown-not-string", rules: rules("variant_unknown", "R-4"), body: okExport().with("variant", 1)},
 		{name: "variant_unknown-empty", rules: rules("variant_unknown"), body: okExport().with("variant", "")},
 		{name: "variant_unknown-generic", rules: rules("variant_unknown"),
-			body: generic(T("r1", "note-a")).with("variant", "claim_jsonl")},
+			body: generic(txt("r1", "note-a")).with("variant", "claim_jsonl")},
 		{name: "variant_unknown-letta-zep-name", rules: rules("variant_unknown"),
-			body: letta(T("r1", "note-a")).with("variant", "zep_cloud")},
+			body: letta(txt("r1", "note-a")).with("variant", "zep_cloud")},
 		{name: "variant_unknown-null-is-default", rules: rules("variant_unknown", "R-4"), body: okExport().with("variant", nil)},
 
 		// unknown members and caller are ignored
 		{name: "R-5-unknown-members-ignored", rules: rules("R-5"),
 			body: okExport().with("caller", "not-a-key", "extra", list(1, 2), "records", list(
-				T("r1", "note-a", "user_id", "u1", "unknown_field", obj{"x": 1}), T("r2", "note-a", "user_id", "u1")))},
+				txt("r1", "note-a", "user_id", "u1", "unknown_field", obj{"x": 1}), txt("r2", "note-a", "user_id", "u1")))},
 	}
 }
 
 // capSpecs are the exports at and over the published caps.
 func capSpecs() []edgeSpec {
-	rec := func(i int) obj { return T(id4(i), "note-"+string(rune('a'+i%5)), "user_id", "u"+string(rune('1'+i%3))) }
+	rec := func(i int) obj {
+		return txt(id4(i), "note-"+string(rune('a'+i%5)), "user_id", "u"+string(rune('1'+i%3)))
+	}
 	recs1000 := manyRecords(1000, rec)
 	recs1001 := manyRecords(1001, rec)
 

@@ -149,7 +149,9 @@ func TestRefusalsR1(t *testing.T) {
 }
 
 func TestClusterOutcomes(t *testing.T) {
-	a := func(id, user string, kv ...any) obj { return T(id, "note-a", append([]any{"user_id", user}, kv...)...) }
+	a := func(id, user string, kv ...any) obj {
+		return txt(id, "note-a", append([]any{"user_id", user}, kv...)...)
+	}
 	for _, tc := range []struct {
 		name       string
 		body       obj
@@ -182,11 +184,11 @@ func TestClusterOutcomes(t *testing.T) {
 		// M2: global plus one scope is no cluster; global counts in marked share (1 of 2)
 		{"M2/global-plus-one", mem0(a("r1", "global"), a("r2", "u1")), "", 0, "50.0%"},
 		// Letta L-2: overlapping sets never cluster
-		{"L-2/overlap", letta(T("r1", "x", "attached_to", list("a1", "a2")), T("r2", "x", "attached_to", list("a2"))), "", 0, "0.0%"},
+		{"L-2/overlap", letta(txt("r1", "x", "attached_to", list("a1", "a2")), txt("r2", "x", "attached_to", list("a2"))), "", 0, "0.0%"},
 		// Letta L-2: disjoint sets cluster
-		{"L-2/disjoint", letta(T("r1", "x", "attached_to", list("a1")), T("r2", "x", "attached_to", list("a2"))), "B2", 1, "0.0%"},
+		{"L-2/disjoint", letta(txt("r1", "x", "attached_to", list("a1")), txt("r2", "x", "attached_to", list("a2"))), "B2", 1, "0.0%"},
 		// P0: unscoped copies never cluster
-		{"P0/unscoped", mem0(T("r1", "x"), T("r2", "x", "user_id", "u1")), "", 0, "0.0%"},
+		{"P0/unscoped", mem0(txt("r1", "x"), txt("r2", "x", "user_id", "u1")), "", 0, "0.0%"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			au := mustAudit(t, tc.body)
@@ -212,9 +214,9 @@ func TestB5ReferralsR40(t *testing.T) {
 	// mem0 with an attribution field so scope_conflicts is assessable; r3 conflicts
 	// (attributed u9 vs scope u1). The B5 cluster's copies r1, r2 are referrals.
 	au := mustAudit(t, mem0(
-		T("r1", "x", "user_id", "u1", "source", "s-1", "shared", true),
-		T("r2", "x", "user_id", "u2", "source", "s-2"),
-		T("r3", "y", "user_id", "u1", "attributed_scope", "u9"),
+		txt("r1", "x", "user_id", "u1", "source", "s-1", "shared", true),
+		txt("r2", "x", "user_id", "u2", "source", "s-2"),
+		txt("r3", "y", "user_id", "u1", "attributed_scope", "u9"),
 	))
 	sc := au.Factors.ScopeConflicts
 	if sc.Status != statusAssessable || *sc.Conflicts != 1 || sc.Records.AttributedScope[0] != "r3" {
@@ -233,12 +235,12 @@ func TestVerdictAndCoverage(t *testing.T) {
 	// 6 records: r1,r2 u1 "x" (intra-scope duplicate), r3 u2 "x" (cross-scope),
 	// r4 unscoped, r5 superseded by r6, r6 u1 "z". Conflict: r6 attributed "u2" vs "u1".
 	au := mustAudit(t, mem0(
-		T("r1", "x", "user_id", "u1"),
-		T("r2", "x", "user_id", "u1"),
-		T("r3", "x", "user_id", "u2"),
-		T("r4", "y"),
-		T("r5", "z", "user_id", "u1"),
-		T("r6", "z", "user_id", "u1", "supersedes", "r5", "attributed_scope", "u2"),
+		txt("r1", "x", "user_id", "u1"),
+		txt("r2", "x", "user_id", "u1"),
+		txt("r3", "x", "user_id", "u2"),
+		txt("r4", "y"),
+		txt("r5", "z", "user_id", "u1"),
+		txt("r6", "z", "user_id", "u1", "supersedes", "r5", "attributed_scope", "u2"),
 	))
 	// records 6, live 5 (r5 superseded), unscoped 1 of 6 = 16.7%, one undeclared
 	// cluster {r1,r2,r3}, one conflict, duplicates excess 1 (r1,r2 in u1).
@@ -264,15 +266,15 @@ func TestGatesMatrix(t *testing.T) {
 		presence, unscoped, clusters string // "" = ASSESSABLE, else the reason
 		conflicts                    string
 	}{
-		{"extension_rule/generic-no-keys", generic(T("r1", "x")), reasonGenericNoKeys, reasonGenericNoKeys, reasonGenericNoKeys, reasonGenericConflict},
-		{"extension_rule/generic-keys", genericKeys(list("t"), T("r1", "x", "t", "a")), "", "", "", reasonGenericConflict},
-		{"unscoped_rate/mem0-scope-filtered", mem0(T("r1", "x")).manifest("scope_filtered", true), "", reasonScopeFiltered, "", reasonNoCheckedField},
-		{"unscoped_rate/graphiti-one-scope", zep(T("r1", "x", "group_id", "g")), "", reasonMultiScope, "", reasonNoCheckedField},
-		{"unscoped_rate/zep-cloud-one-scope", zep(T("r1", "x", "group_id", "g")).with("variant", "zep_cloud"), "", reasonZepCloudSingle, reasonZepCloudSingle, reasonNoCheckedField},
-		{"unscoped_rate/zep-cloud-multi", zep(T("r1", "x", "group_id", "g"), T("r2", "x", "graph_id", "k")).with("variant", "zep_cloud"), "", "", "", reasonNoCheckedField},
-		{"scope_conflicts/letta", letta(T("r1", "x", "attached_to", list("a"), "attributed_scope", "b")), "", "", "", reasonLettaConflicts},
-		{"scope_conflicts/zep-history", zep(T("r1", "x", "group_id", "g", "history_scope", "g"), T("r2", "y", "group_id", "h")), "", "", "", ""},
-		{"L-4/no-eligible", letta(T("r1", "x", "is_template", true)), reasonNoEligible, reasonNoEligible, "", reasonLettaConflicts},
+		{"extension_rule/generic-no-keys", generic(txt("r1", "x")), reasonGenericNoKeys, reasonGenericNoKeys, reasonGenericNoKeys, reasonGenericConflict},
+		{"extension_rule/generic-keys", genericKeys(list("t"), txt("r1", "x", "t", "a")), "", "", "", reasonGenericConflict},
+		{"unscoped_rate/mem0-scope-filtered", mem0(txt("r1", "x")).manifest("scope_filtered", true), "", reasonScopeFiltered, "", reasonNoCheckedField},
+		{"unscoped_rate/graphiti-one-scope", zep(txt("r1", "x", "group_id", "g")), "", reasonMultiScope, "", reasonNoCheckedField},
+		{"unscoped_rate/zep-cloud-one-scope", zep(txt("r1", "x", "group_id", "g")).with("variant", "zep_cloud"), "", reasonZepCloudSingle, reasonZepCloudSingle, reasonNoCheckedField},
+		{"unscoped_rate/zep-cloud-multi", zep(txt("r1", "x", "group_id", "g"), txt("r2", "x", "graph_id", "k")).with("variant", "zep_cloud"), "", "", "", reasonNoCheckedField},
+		{"scope_conflicts/letta", letta(txt("r1", "x", "attached_to", list("a"), "attributed_scope", "b")), "", "", "", reasonLettaConflicts},
+		{"scope_conflicts/zep-history", zep(txt("r1", "x", "group_id", "g", "history_scope", "g"), txt("r2", "y", "group_id", "h")), "", "", "", ""},
+		{"L-4/no-eligible", letta(txt("r1", "x", "is_template", true)), reasonNoEligible, reasonNoEligible, "", reasonLettaConflicts},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := mustExpect(t, bytesOf(tc.body))
@@ -298,11 +300,11 @@ func TestLivenessAndContestedR17(t *testing.T) {
 	// generic, declared key t. r1 pending (contested), r2/r3 same partition,
 	// r4 is_deleted "true" (a string: still live), r5 invalid_at only (split, dead).
 	au := mustAudit(t, genericKeys(list("t"),
-		T("r1", "x", "t", "a", "state", "pending"),
-		T("r2", "x", "t", "a"),
-		T("r3", "x", "t", "a"),
-		T("r4", "x", "t", "a", "is_deleted", "true"),
-		T("r5", "x", "t", "a", "invalid_at", "2026-01-01T00:00:00Z"),
+		txt("r1", "x", "t", "a", "state", "pending"),
+		txt("r2", "x", "t", "a"),
+		txt("r3", "x", "t", "a"),
+		txt("r4", "x", "t", "a", "is_deleted", "true"),
+		txt("r5", "x", "t", "a", "invalid_at", "2026-01-01T00:00:00Z"),
 	))
 	// live: r1..r4 = 4; duplicates group {r2,r3,r4} (r1 contested) -> excess 2; rate 2/4.
 	if au.Live != 4 || au.Coverage.Contested != 1 || au.Coverage.SplitState != 1 {

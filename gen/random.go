@@ -112,6 +112,7 @@ func (g *randGen) export() map[string]any {
 	pMeta := g.pick(0.0, 0.1, 0.3).(float64)
 	pOrigin := g.pick(0.0, 0.1, 0.3).(float64)
 	pSource := g.pick(0.0, 0.5, 0.95, 1.0).(float64)
+	pTemplate := g.pick(0.1, 0.3, 0.95).(float64)
 
 	records := make([]any, n)
 	recIDs := append([]string{}, ids...)
@@ -178,8 +179,11 @@ func (g *randGen) export() map[string]any {
 			if g.chance(0.15) {
 				rec["is_template"] = g.pick(true, false, "true")
 			}
-			if g.chance(0.25) {
-				rec["template_id"] = g.pickS("t1", "t2")
+			if g.chance(pTemplate) {
+				rec["template_id"] = "t1"
+				if g.chance(0.2) {
+					rec["template_id"] = "t2"
+				}
 			}
 			if g.chance(0.15) {
 				rec["base_template_id"] = g.pickS("b1", "b2")
