@@ -200,6 +200,9 @@ func startServer(t *testing.T, w *world) {
 		if strings.HasPrefix(msg, "x402 not ready") {
 			t.Errorf("startup check: %s", msg)
 		}
+		if msg == "serve failed" {
+			t.Fatalf("server refused to start: %v", l["error"])
+		}
 		if msg == "x402 ready" {
 			ready = true
 		}
