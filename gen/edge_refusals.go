@@ -170,7 +170,7 @@ func refusalSpecs() []edgeSpec {
 
 		// unknown members and caller are ignored
 		{name: "R-5-unknown-members-ignored", rules: rules("R-5"),
-			body: okExport().with("caller", "not-a-key", "extra", list(1, 2), "records", list(
+			body: okExport().with("extra", list(1, 2), "records", list(
 				txt("r1", "note-a", "user_id", "u1", "unknown_field", obj{"x": 1}), txt("r2", "note-a", "user_id", "u1")))},
 	}
 }
