@@ -9,6 +9,9 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sort"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -29,7 +32,8 @@ const (
 
 var kindNames = [...]string{"absent", "null", "string", "bool", "number", "array", "object"}
 
-// jval is one decoded JSON value. Numbers keep no value: no rule reads one.
+// jval is one decoded JSON value. A number keeps its literal in str for value identity (template
+// lineage); no rule reads a number's value.
 type jval struct {
 	kind kind
 	str  string
@@ -80,12 +84,14 @@ func decode(body []byte, maxDepth int) (jval, error) {
 	return v, nil
 }
 
+// readValue reads one value whose containers, if it is one, sit at the given level. Depth counts
+// arrays and objects only (R-51): a scalar adds no level.
 func readValue(d *jsontext.Decoder, level, maxDepth int) (jval, error) {
-	if level > maxDepth {
-		return jval{}, errNotExport
-	}
 	t, err := d.ReadToken()
 	if err != nil {
+		return jval{}, errNotExport
+	}
+	if k := t.Kind(); (k == '[' || k == '{') && level > maxDepth {
 		return jval{}, errNotExport
 	}
 	switch t.Kind() {
@@ -98,7 +104,7 @@ func readValue(d *jsontext.Decoder, level, maxDepth int) (jval, error) {
 	case '"':
 		return jval{kind: kString, str: t.String()}, nil
 	case '0':
-		return jval{kind: kNumber}, nil
+		return jval{kind: kNumber, str: t.String()}, nil // the literal, for value identity only
 	case '[':
 		v := jval{kind: kArray}
 		for d.PeekKind() != ']' {
@@ -132,4 +138,46 @@ func readValue(d *jsontext.Decoder, level, maxDepth int) (jval, error) {
 		return v, nil
 	}
 	return jval{}, errNotExport
+}
+
+// identity is a canonical text of a value, equal for equal JSON values (numbers by value, object
+// members in any order).
+func (v *jval) identity() string {
+	var b strings.Builder
+	v.writeIdentity(&b)
+	return b.String()
+}
+
+func (v *jval) writeIdentity(b *strings.Builder) {
+	switch v.kind {
+	case kString:
+		b.WriteString(strconv.Quote(v.str))
+	case kNumber:
+		if f, err := strconv.ParseFloat(v.str, 64); err == nil {
+			b.WriteString("n" + strconv.FormatFloat(f, 'g', -1, 64))
+		} else {
+			b.WriteString("n" + v.str)
+		}
+	case kBool:
+		b.WriteString(strconv.FormatBool(v.b))
+	case kArray:
+		b.WriteByte('[')
+		for i := range v.arr {
+			v.arr[i].writeIdentity(b)
+			b.WriteByte(',')
+		}
+		b.WriteByte(']')
+	case kObject:
+		ms := append([]member(nil), v.obj...)
+		sort.Slice(ms, func(i, j int) bool { return ms[i].name < ms[j].name })
+		b.WriteByte('{')
+		for i := range ms {
+			b.WriteString(strconv.Quote(ms[i].name) + ":")
+			ms[i].val.writeIdentity(b)
+			b.WriteByte(',')
+		}
+		b.WriteByte('}')
+	default:
+		b.WriteString(kindNames[v.kind])
+	}
 }

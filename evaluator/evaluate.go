@@ -325,6 +325,11 @@ func (st *state) fillClusters(rep *Report) error {
 	c := ps.Criteria()
 	w := c.Words
 	f := &rep.Factors.CrossScopeClusters
+	if g := st.gateFor("cross_scope_clusters"); g != nil {
+		// A factor that is NOT ASSESSABLE computes nothing: no clusters, no referrals.
+		*f = CrossScopeClusters{Status: w.NotAssessable, Reason: g.Reason}
+		return nil
+	}
 	marked := 0
 	for i := range x.records {
 		r := &x.records[i]
@@ -366,10 +371,6 @@ func (st *state) fillClusters(rep *Report) error {
 		clusters[i].Cluster = i + 1
 	}
 	rep.Coverage.B5NotRun, rep.Coverage.TemplateLineage = st.b5NotRun, st.lineage
-	if g := st.gateFor("cross_scope_clusters"); g != nil {
-		*f = CrossScopeClusters{Status: w.NotAssessable, Reason: g.Reason}
-		return nil
-	}
 	if clusters == nil {
 		clusters = []ClusterReport{}
 	}
@@ -417,13 +418,13 @@ func (st *state) cluster(members []int) (*ClusterReport, string, error) {
 			cl.Sourced++
 			sources[s.Str] = true
 		}
-		if t := r.facts.TemplateID; t.Set {
+		if r.facts.TemplateID.Set {
 			cl.WithTemplateID++
-			tids[t.Kind+":"+t.Str] = true
+			tids[r.raw.get("template_id").identity()] = true
 		}
-		if t := r.facts.BaseTemplateID; t.Set {
+		if r.facts.BaseTemplateID.Set {
 			cl.WithBaseTemplateID++
-			btids[t.Kind+":"+t.Str] = true
+			btids[r.raw.get("base_template_id").identity()] = true
 		}
 	}
 	cl.DistinctScopes, cl.KeySets, cl.DistinctSources = int64(len(scopes)), int64(len(keySets)), int64(len(sources))

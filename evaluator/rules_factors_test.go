@@ -495,7 +495,7 @@ func TestPrecheckMatrixRow(t *testing.T) {
 				}
 				// No factor value, no finding.
 				s := string(marshal(t, pre))
-				for _, forbidden := range []string{"rate", "\"scoped\"", "excess", "clusters\":", "%"} {
+				for _, forbidden := range []string{`"rate":`, `"scoped":`, `"excess"`, `"clusters":`, `"value"`, "%"} {
 					if strings.Contains(s, forbidden) {
 						t.Fatalf("precheck carries %q: %s", forbidden, s)
 					}

@@ -97,6 +97,8 @@ func id4(i int) string {
 type edgeSpec struct {
 	name  string
 	rules []string
+	// provenance is ProvenanceEdge unless set (ProvenanceRegression for regression cases).
+	provenance string
 	body  obj    // serialized with encoding/json
 	raw   []byte // exact request bytes (body_base64)
 }

@@ -17,14 +17,19 @@ func edgeCases() ([]Case, error) {
 	specs = append(specs, conflictSpecs()...)
 	specs = append(specs, duplicateSpecs()...)
 	specs = append(specs, percentSpecs()...)
+	specs = append(specs, regressionSpecs()...)
 	var out []Case
 	for _, s := range specs {
 		var c Case
 		var err error
+		prov := s.provenance
+		if prov == "" {
+			prov = ProvenanceEdge
+		}
 		if s.raw != nil {
-			c, err = makeCase(s.name, ProvenanceEdge, s.rules, s.raw, true)
+			c, err = makeCase(s.name, prov, s.rules, s.raw, true)
 		} else {
-			c, err = makeCase(s.name, ProvenanceEdge, s.rules, bytesOf(s.body), false)
+			c, err = makeCase(s.name, prov, s.rules, bytesOf(s.body), false)
 		}
 		if err != nil {
 			return nil, err
