@@ -99,8 +99,8 @@ type edgeSpec struct {
 	rules []string
 	// provenance is ProvenanceEdge unless set (ProvenanceRegression for regression cases).
 	provenance string
-	body  obj    // serialized with encoding/json
-	raw   []byte // exact request bytes (body_base64)
+	body       obj    // serialized with encoding/json
+	raw        []byte // exact request bytes (body_base64)
 }
 
 func rules(r ...string) []string { return r }

@@ -33,7 +33,7 @@ func regressionSpecs() []edgeSpec {
 			txt("b2", "persona", "attached_to", list("ag2"), "template_id", 2),
 		)}),
 		// A Zep Cloud single-scope export computes no clusters: nothing in coverage either.
-		reg(edgeSpec{name: "gates-zep_cloud-single-scope-computes-no-clusters", rules: rules("R-13", "B5", "L-4"), body: zep(
+		reg(edgeSpec{name: "R-13-zep_cloud-single-scope-computes-no-clusters", rules: rules("R-13", "B5", "L-4"), body: zep(
 			txt("e1", "fact", "graph_id", "g1", "source", "s1"),
 			txt("e2", "fact", "graph_id", "g1", "source", "s2", "shared", true),
 		).with("variant", "zep_cloud")}),
