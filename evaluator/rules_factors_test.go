@@ -90,6 +90,13 @@ func TestLetta(t *testing.T) {
 		{"L-4/template-lineage-base_template_id", X("letta", L("a", "same", at("a1"), "base_template_id", "b1", "template_id", "x"), L("b", "same", at("a2"), "base_template_id", "b1", "template_id", "y")), "", lin(1)},
 		{"L-4/different-template-ids-undeclared", X("letta", L("a", "same", at("a1"), "template_id", "t1"), L("b", "same", at("a2"), "template_id", "t2")), "B2", lin(0)},
 		{"L-4/one-copy-without-template-id", X("letta", L("a", "same", at("a1"), "template_id", "t1"), L("b", "same", at("a2"))), "B2", lin(0)},
+		{"R-24/template-lineage-non-string-values-differ", X("letta", L("a", "same", at("a1"), "template_id", 5), L("b", "same", at("a2"), "template_id", 6)), "B2", lin(0)},
+		{"R-24/base-template-lineage-object-values-differ", X("letta", L("a", "same", at("a1"), "base_template_id", M{"k": 1}), L("b", "same", at("a2"), "base_template_id", M{"k": 2})), "B2", lin(0)},
+		{"R-24/template-lineage-same-number", X("letta", L("a", "same", at("a1"), "template_id", 5), L("b", "same", at("a2"), "template_id", 5)), "", lin(1)},
+		{"R-39/lineage-not-counted-b5-not-run", X("letta", L("a", "same", at("a1"), "template_id", "t"), L("b", "same", at("a2"), "template_id", "t")), "",
+			coverage(func(c evaluator.Coverage) bool { return c.B5NotRun == 0 && c.TemplateLineage == 1 })},
+		{"L-4/template-only-letta", X("mem0", R("t", "same", "user_id", "alice", "is_template", true), R("b", "same", "user_id", "bob")), "B2", elig(2, 2, 0, 0)},
+		{"L-3/source-passage-only-letta", X("mem0", R("p", "x", "file_id", "f", "source_passage", true), R("b", "y", "user_id", "bob")), "", elig(2, 1, 0, 0)},
 		{"L-4/template-id-empty-not-set", X("letta", L("a", "same", at("a1"), "template_id", ""), L("b", "same", at("a2"), "template_id", "")), "B2", lin(0)},
 		{"L-3/passage-resolved-into-attached_to", X("letta", L("p", "same", at("a1"), "file_id", "f1"), L("b", "same", at("a2"))), "B2", elig(2, 2, 0, 0)},
 		{"L-3/source-passage-file_id-unattached", X("letta", R("p", "x", "file_id", "f1"), L("b", "y", at("a2")), R("o", "z")), "", both(elig(2, 1, 0, 1), func(t *testing.T, rep *evaluator.Report, _ evaluator.ClusterReport) {

@@ -271,6 +271,8 @@ func TestMarkersM4(t *testing.T) {
 		{"M4/origin-unscoped-resolves", X("mem0", R("o", "same"), ca("origin_claim_id", "o"), cb("origin_claim_id", "o")), "B1", nil},
 		{"M4/chain-to-root", X("mem0", gl("g"), ca("origin_claim_id", "g"), cb("origin_claim_id", "a")), "B1", covered("a", "b")},
 		{"M4/chain-broken-at-second-hop", X("mem0", ca("origin_claim_id", "gone"), cb("origin_claim_id", "a")), "N2", covered()},
+		{"R-35/chain-intermediate-origin_scope-checked", X("mem0", R("o", "same", "user_id", "zed"), R("p", "same", "origin_claim_id", "o", "origin_scope", "nope"), ca("shared", true), cb("origin_claim_id", "p")), "N2", covered("a")},
+		{"R-35/chain-intermediate-origin_scope-matches", X("mem0", R("o", "same", "user_id", "zed"), R("p", "same", "origin_claim_id", "o", "origin_scope", "zed"), ca("shared", true), cb("origin_claim_id", "p")), "N1", covered("a", "b")},
 		{"M4/chain-second-hop-non-string", X("mem0", R("o", "same", "origin_claim_id", 7), ca("shared", true), cb("origin_claim_id", "o")), "N2", nil},
 		{"M4/chain-second-hop-key-mismatch", X("mem0", R("o", "other"), R("p", "same", "origin_claim_id", "o"), ca("shared", true), cb("origin_claim_id", "p")), "N2", nil},
 		// Depth: the cluster size is 2 (a, b live and scoped); unscoped hops still count.

@@ -222,7 +222,9 @@ func TestStrictJSON(t *testing.T) {
 		{"R-3/depth-64-ok", `{"family":"mem0","form":"full_text","records":[{"id":"a","content_text":"x","metadata":` + nest(61) + `}]}`, false},
 		{"R-3/depth-64-scalar-ok", `{"family":"mem0","form":"full_text","records":[{"id":"a","content_text":"x","metadata":` + strings.Repeat("[", 60) + "1" + strings.Repeat("]", 60) + `}]}`, false},
 		{"R-3/depth-65-refused", `{"family":"mem0","form":"full_text","records":[{"id":"a","content_text":"x","metadata":` + nest(62) + `}]}`, true},
-		{"R-3/depth-65-scalar-refused", `{"family":"mem0","form":"full_text","records":[{"id":"a","content_text":"x","metadata":` + strings.Repeat("[", 61) + "1" + strings.Repeat("]", 61) + `}]}`, true},
+		// R-51: a scalar adds no level; 64 containers around a scalar are accepted, 65 refused.
+		{"R-51/scalar-inside-64-containers-ok", `{"family":"mem0","form":"full_text","records":[{"id":"a","content_text":"x","metadata":` + strings.Repeat("[", 61) + "1" + strings.Repeat("]", 61) + `}]}`, false},
+		{"R-51/scalar-inside-65-containers-refused", `{"family":"mem0","form":"full_text","records":[{"id":"a","content_text":"x","metadata":` + strings.Repeat("[", 62) + `"s"` + strings.Repeat("]", 62) + `}]}`, true},
 		{"R-3/depth-65-objects-refused", `{"family":"mem0","form":"full_text","records":[{"id":"a","content_text":"x","metadata":` + strings.Repeat(`{"a":`, 62) + "{}" + strings.Repeat("}", 62) + `}]}`, true},
 		{"R-3/depth-64-objects-ok", `{"family":"mem0","form":"full_text","records":[{"id":"a","content_text":"x","metadata":` + strings.Repeat(`{"a":`, 60) + "{}" + strings.Repeat("}", 60) + `}]}`, false},
 		{"R-5/unknown-members-ignored", `{"family":"mem0","form":"full_text","caller":"x","zzz":[1,{"q":null}],"records":[{"id":"a","content_text":"x","unknown":{"deep":[true]}}]}`, false},

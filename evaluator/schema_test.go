@@ -180,7 +180,7 @@ func TestSchemaRejects(t *testing.T) {
 	generic := marshal(t, audit(t, X("generic", R("a", "x"))))
 	pre, _, _ := evaluator.Precheck(shipped(t), marshal(t, X("mem0", R("a", "x"))), now)
 	preDoc := marshal(t, pre)
-	refDoc := marshal(t, refuse(t, X("mem0", R("a", "x"), 5)))
+	refDoc := marshal(t, refuse(t, M{"family": "mem0", "form": "full_text", "records": []any{R("a", "x"), 5}}))
 	capDoc := marshal(t, refuse(t, bytes.Repeat([]byte(" "), 262145)))
 
 	for _, good := range []struct {
