@@ -51,6 +51,7 @@ func (pc programCompiler) compile(env *cel.Env, id string, e Expr) *Program {
 		return p
 	}
 	p.Cost = [2]uint64{est.Min, est.Max}
+	p.checked = checked
 	// Fold constants: what an author writes for clarity costs nothing per record.
 	folder, err := cel.NewConstantFoldingOptimizer()
 	if err == nil {

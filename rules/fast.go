@@ -1,7 +1,7 @@
 package rules
 
 import (
-	"fmt"
+	"sort"
 	"strings"
 
 	"cel.dev/cel-go/cel"
@@ -13,13 +13,11 @@ import (
 
 // The fast path. Evaluating a CEL program has a fixed cost per call (activation, frame, result),
 // so the request path fuses the per-record programs a record always needs into four: every
-// liveness condition OR'd together, every record predicate as one list (earlier predicates bound
-// with cel.bind), every conflict applicability as one list, and the two marks as one list. The
+// liveness condition OR'd together, every record predicate as one list (references to earlier
+// predicates expanded in place), every conflict applicability as one list, and the two marks as
+// one list. The
 // author's individual programs stay the reference: they serve coverage and explain, and any error
 // on the fast path is re-run through them so the failure is reported at its own rule and position.
-
-// bindingsVersion pins the cel.bind library used by the fused programs.
-const bindingsVersion = 0
 
 type fastPrograms struct {
 	liveAny cel.Program // bool
@@ -35,7 +33,6 @@ func (c *compiler) fuse(ps *ProgramSet) {
 		ext.NativeTypes(nativeTypeOptions()...),
 		cel.Variable("family", cel.StringType), cel.Variable("form", cel.StringType), cel.Variable("variant", cel.StringType),
 		cel.Variable("record", cel.ObjectType(recordType)), cel.Variable("live", cel.BoolType),
-		ext.Bindings(ext.BindingsVersion(bindingsVersion)),
 		cel.CostModelVersion(costModelVersion),
 	)
 	if err != nil {
@@ -67,7 +64,7 @@ func (c *compiler) fuse(ps *ProgramSet) {
 		live = []string{"false"}
 	}
 	ps.fast.liveAny = compile(base, "liveness", strings.Join(live, " || "))
-	ps.fast.preds = compile(base, "predicates", bindList(ps.recordPreds[:ps.phase1]))
+	ps.fast.preds = compile(base, "predicates", listOf(expand(ps.recordPreds[:ps.phase1])))
 	markEnv := base
 	for _, p := range ps.recordPreds[:ps.phase1] {
 		if markEnv, err = markEnv.Extend(cel.Variable(p.ID, cel.BoolType)); err != nil {
@@ -75,7 +72,7 @@ func (c *compiler) fuse(ps *ProgramSet) {
 			return
 		}
 	}
-	ps.fast.marks = compile(markEnv, "marks", bindList(ps.recordPreds[ps.phase1:]))
+	ps.fast.marks = compile(markEnv, "marks", listOf(expand(ps.recordPreds[ps.phase1:])))
 	var applies []string
 	for _, cp := range ps.conflicts {
 		applies = append(applies, "("+cp.Applies.Expr.Text+")")
@@ -83,18 +80,53 @@ func (c *compiler) fuse(ps *ProgramSet) {
 	ps.fast.applies = compile(markEnv, "conflicts", "["+strings.Join(applies, ", ")+"]")
 }
 
-// bindList is `cel.bind(p1, e1, cel.bind(p2, e2, ... [p1, p2, ...]))`: each predicate is
-// evaluated once and may use the ones before it, as in the criteria file.
-func bindList(ps []*Program) string {
-	var b strings.Builder
-	names := make([]string, len(ps))
-	for i, p := range ps {
-		fmt.Fprintf(&b, "cel.bind(%s, (%s), ", p.ID, p.Expr.Text)
-		names[i] = p.ID
+// expand returns the text of each program with every reference to an earlier program (by its
+// variable name) replaced by that program's own expanded text, parenthesized. The checked AST's
+// reference map says which identifiers are those variables, so a field, a string literal or a
+// comprehension variable of the same spelling is never touched. A flat list of expanded
+// predicates evaluates without the fold frames that cel.bind would nest.
+func expand(progs []*Program) []string {
+	done := map[string]string{}
+	out := make([]string, len(progs))
+	for i, p := range progs {
+		text := []rune(p.Expr.Text)
+		type span struct {
+			at, n int
+			with  string
+		}
+		var spans []span
+		native := p.checked.NativeRep()
+		for id, ref := range native.ReferenceMap() {
+			with, ok := done[ref.Name]
+			if !ok || ref.Value != nil {
+				continue
+			}
+			loc := native.SourceInfo().GetStartLocation(id)
+			if loc.Line() < 1 {
+				continue
+			}
+			at := runeOffset(p.Expr.Text, loc.Line(), loc.Column())
+			if at+len([]rune(ref.Name)) > len(text) || string(text[at:at+len([]rune(ref.Name))]) != ref.Name {
+				continue
+			}
+			spans = append(spans, span{at, len([]rune(ref.Name)), "(" + with + ")"})
+		}
+		sort.Slice(spans, func(a, b int) bool { return spans[a].at > spans[b].at })
+		for _, s := range spans {
+			text = append(text[:s.at], append([]rune(s.with), text[s.at+s.n:]...)...)
+		}
+		out[i] = string(text)
+		done[p.ID] = out[i]
 	}
-	b.WriteString("[" + strings.Join(names, ", ") + "]")
-	b.WriteString(strings.Repeat(")", len(ps)))
-	return b.String()
+	return out
+}
+
+func listOf(texts []string) string {
+	parts := make([]string, len(texts))
+	for i, t := range texts {
+		parts[i] = "(" + t + ")"
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 // evalList evaluates a fused list program into out.

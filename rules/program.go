@@ -46,7 +46,8 @@ type Program struct {
 	// Tracked is true when the program's runtime cost is tracked against the runtime limit
 	// (its static bound exceeds the limit).
 	Tracked   bool
-	ast       *cel.Ast
+	ast       *cel.Ast // the folded program
+	checked   *cel.Ast // as checked, before folding (its positions match the text)
 	prg       cel.Program
 	constTrue bool
 	env       *cel.Env
