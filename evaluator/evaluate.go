@@ -198,14 +198,9 @@ func (st *state) resolveGates() error {
 		ConflictCheckedRecords: int64(checked),
 	}
 	act := &rules.SubmissionActivation{Scope: x.scope, Submission: &st.sub, Obs: st.opts.Observer}
-	for i, f := range rules.Factors {
-		g, err := st.ps.Gate(f, act)
-		if err != nil {
-			return err
-		}
-		st.gates[i] = g
-	}
-	return nil
+	var err error
+	st.gates, err = st.ps.EvalGates(act)
+	return err
 }
 
 func (st *state) status(factor string) Status {
@@ -433,22 +428,15 @@ func (st *state) cluster(members []int) (*ClusterReport, string, error) {
 		cl.DisjointPair = disjointPair(x, copies)
 	}
 	act := &rules.ClusterActivation{Scope: x.scope, Cluster: &cl, Obs: st.opts.Observer}
-	forms, err := ps.ClusterForms().Bool(act)
-	if err != nil || !forms {
+	d, err := ps.EvalCluster(act)
+	if err != nil || !d.Forms {
 		return nil, "", err
 	}
-	lineage, err := ps.TemplateLineage().Bool(act)
-	if err != nil {
-		return nil, "", err
-	}
-	if lineage {
+	if d.TemplateLineage {
 		st.lineage++
 		return nil, "", nil
 	}
-	if act.B5, err = ps.B5Runs().Bool(act); err != nil {
-		return nil, "", err
-	}
-	if !act.B5 {
+	if !d.B5Runs {
 		st.b5NotRun++
 	}
 	if st.opts.explain != nil {
@@ -456,33 +444,24 @@ func (st *state) cluster(members []int) (*ClusterReport, string, error) {
 			return nil, "", err
 		}
 	}
-	for _, p := range ps.Precedence() {
-		ok, err := p.When.Bool(act)
-		if err != nil {
-			return nil, "", err
-		}
-		if !ok {
-			continue
-		}
-		cr := &ClusterReport{Classification: p.Class, DecidedBy: p.ID, Statement: p.Statement, Reason: p.Reason,
-			DistinctScopes: int(cl.DistinctScopes)}
-		if act.B5 {
-			cr.DistinctSources = intp(int(cl.DistinctSources))
-		}
-		for _, i := range members {
-			r := &x.records[i]
-			cr.Members = append(cr.Members, Member{ID: r.id, Scope: r.facts.ScopeString, Global: r.facts.Global,
-				Covered: !r.facts.Global && r.covered})
-		}
-		sort.Slice(cr.Members, func(a, b int) bool { return cr.Members[a].ID < cr.Members[b].ID })
-		if p.Refer {
-			for _, i := range copies {
-				st.referrals = append(st.referrals, x.records[i].id)
-			}
-		}
-		return cr, p.Class, nil
+	p := d.Rule
+	cr := &ClusterReport{Classification: p.Class, DecidedBy: p.ID, Statement: p.Statement, Reason: p.Reason,
+		DistinctScopes: int(cl.DistinctScopes)}
+	if act.B5 {
+		cr.DistinctSources = intp(int(cl.DistinctSources))
 	}
-	return nil, "", &rules.RuleError{Rule: "clusters.precedence", Path: "clusters.precedence", Err: rules.ErrRuleFailed}
+	for _, i := range members {
+		r := &x.records[i]
+		cr.Members = append(cr.Members, Member{ID: r.id, Scope: r.facts.ScopeString, Global: r.facts.Global,
+			Covered: !r.facts.Global && r.covered})
+	}
+	sort.Slice(cr.Members, func(a, b int) bool { return cr.Members[a].ID < cr.Members[b].ID })
+	if p.Refer {
+		for _, i := range copies {
+			st.referrals = append(st.referrals, x.records[i].id)
+		}
+	}
+	return cr, p.Class, nil
 }
 
 // disjointPair reports whether two copies have disjoint scope sets (L-2).

@@ -99,7 +99,7 @@ func newExport(ps *rules.ProgramSet, top *jval) *export {
 		r.id = r.raw.get("id").str
 		r.content = r.raw.get(contentField).str
 		x.byID[r.id] = i
-		r.facts = recordFacts(r.raw)
+		recordFacts(&r.facts, r.raw)
 		if x.letta {
 			x.lettaScope(r)
 		} else {
@@ -290,40 +290,69 @@ func (x *export) declaredAbsent() (scopes, keys, ids int) {
 	return scopes, keys, ids
 }
 
-// recordFacts reduces a record's members to typed values for the rules.
-func recordFacts(r *jval) rules.Record {
-	meta := r.get("metadata")
-	metaObj := &absent
-	if meta.kind == kObject {
-		metaObj = meta
+// factFields maps a record member's name to the fact it fills. Every other member is not a fact
+// (scope keys and content are read separately).
+var factFields = map[string]func(*rules.Record) *rules.Value{
+	"replaced_by":        func(r *rules.Record) *rules.Value { return &r.ReplacedBy },
+	"superseded_by":      func(r *rules.Record) *rules.Value { return &r.SupersededBy },
+	"is_deleted":         func(r *rules.Record) *rules.Value { return &r.IsDeleted },
+	"invalid_at":         func(r *rules.Record) *rules.Value { return &r.InvalidAt },
+	"expired_at":         func(r *rules.Record) *rules.Value { return &r.ExpiredAt },
+	"lifecycle_state":    func(r *rules.Record) *rules.Value { return &r.LifecycleState },
+	"state":              func(r *rules.Record) *rules.Value { return &r.State },
+	"shared":             func(r *rules.Record) *rules.Value { return &r.Shared },
+	"sharing":            func(r *rules.Record) *rules.Value { return &r.Sharing },
+	"is_template":        func(r *rules.Record) *rules.Value { return &r.IsTemplate },
+	"template_id":        func(r *rules.Record) *rules.Value { return &r.TemplateID },
+	"base_template_id":   func(r *rules.Record) *rules.Value { return &r.BaseTemplateID },
+	"source_passage":     func(r *rules.Record) *rules.Value { return &r.SourcePassage },
+	"file_id":            func(r *rules.Record) *rules.Value { return &r.FileID },
+	"record_class":       func(r *rules.Record) *rules.Value { return &r.RecordClass },
+	"source":             func(r *rules.Record) *rules.Value { return &r.Source },
+	"attributed_scope":   func(r *rules.Record) *rules.Value { return &r.AttributedScope },
+	"history_scope":      func(r *rules.Record) *rules.Value { return &r.HistoryScope },
+	"storage_scope":      func(r *rules.Record) *rules.Value { return &r.StorageScope },
+	"group_id":           func(r *rules.Record) *rules.Value { return &r.GroupID },
+	"episode_group_ids":  func(r *rules.Record) *rules.Value { return &r.EpisodeGroupIDs },
+	"endpoint_group_ids": func(r *rules.Record) *rules.Value { return &r.EndpointGroupIDs },
+	"origin_claim_id":    func(r *rules.Record) *rules.Value { return &r.OriginClaimID },
+	"origin_scope":       func(r *rules.Record) *rules.Value { return &r.OriginScope },
+}
+
+// metaFields are the facts read inside a record's metadata object (M1 at metadata level).
+var metaFields = map[string]func(*rules.Record) *rules.Value{
+	"shared":  func(r *rules.Record) *rules.Value { return &r.MetaShared },
+	"sharing": func(r *rules.Record) *rules.Value { return &r.MetaSharing },
+}
+
+// absentRecord is a record whose every fact is an absent member.
+var absentRecord = func() rules.Record {
+	var r rules.Record
+	for _, table := range []map[string]func(*rules.Record) *rules.Value{factFields, metaFields} {
+		for _, f := range table {
+			*f(&r) = rules.Value{Kind: kindNames[kAbsent]}
+		}
 	}
-	return rules.Record{
-		ReplacedBy:       valueOf(r.get("replaced_by")),
-		SupersededBy:     valueOf(r.get("superseded_by")),
-		IsDeleted:        valueOf(r.get("is_deleted")),
-		InvalidAt:        valueOf(r.get("invalid_at")),
-		ExpiredAt:        valueOf(r.get("expired_at")),
-		LifecycleState:   valueOf(r.get("lifecycle_state")),
-		State:            valueOf(r.get("state")),
-		Shared:           valueOf(r.get("shared")),
-		Sharing:          valueOf(r.get("sharing")),
-		MetaShared:       valueOf(metaObj.get("shared")),
-		MetaSharing:      valueOf(metaObj.get("sharing")),
-		IsTemplate:       valueOf(r.get("is_template")),
-		TemplateID:       valueOf(r.get("template_id")),
-		BaseTemplateID:   valueOf(r.get("base_template_id")),
-		SourcePassage:    valueOf(r.get("source_passage")),
-		FileID:           valueOf(r.get("file_id")),
-		RecordClass:      valueOf(r.get("record_class")),
-		Source:           valueOf(r.get("source")),
-		AttributedScope:  valueOf(r.get("attributed_scope")),
-		HistoryScope:     valueOf(r.get("history_scope")),
-		StorageScope:     valueOf(r.get("storage_scope")),
-		GroupID:          valueOf(r.get("group_id")),
-		EpisodeGroupIDs:  valueOf(r.get("episode_group_ids")),
-		EndpointGroupIDs: valueOf(r.get("endpoint_group_ids")),
-		OriginClaimID:    valueOf(r.get("origin_claim_id")),
-		OriginScope:      valueOf(r.get("origin_scope")),
+	return r
+}()
+
+// recordFacts reduces a record's members to typed values for the rules, in one pass, writing into
+// the record's own facts (no copy of the large struct escapes).
+func recordFacts(f *rules.Record, r *jval) {
+	*f = absentRecord
+	for i := range r.obj {
+		m := &r.obj[i]
+		if set, ok := factFields[m.name]; ok {
+			*set(f) = valueOf(&m.val)
+			continue
+		}
+		if m.name == "metadata" && m.val.kind == kObject {
+			for j := range m.val.obj {
+				if set, ok := metaFields[m.val.obj[j].name]; ok {
+					*set(f) = valueOf(&m.val.obj[j].val)
+				}
+			}
+		}
 	}
 }
 

@@ -20,10 +20,23 @@ import (
 // on the fast path is re-run through them so the failure is reported at its own rule and position.
 
 type fastPrograms struct {
-	liveAny cel.Program // bool
-	preds   cel.Program // list<bool>, like recordPreds[:phase1]
-	marks   cel.Program // list<bool>, like recordPreds[phase1:]
-	applies cel.Program // list<bool>, like conflicts
+	record  [numFused]fused // per-record programs, memoized per export
+	cluster cel.Program     // list<bool>: forms, template_lineage, b5_runs, then each precedence rule
+	gates   cel.Program     // list<bool>: every gate of every factor, in Factors order
+}
+
+// The fused per-record programs.
+const (
+	fusedLive    = iota // [any liveness condition]
+	fusedPreds          // like recordPreds[:phase1]
+	fusedMarks          // like recordPreds[phase1:]
+	fusedApplies        // like conflicts
+	numFused
+)
+
+type fused struct {
+	prg  cel.Program
+	proj projection
 }
 
 // fuse compiles the fast path from the expressions already checked one by one. It cannot fail on
@@ -39,12 +52,14 @@ func (c *compiler) fuse(ps *ProgramSet) {
 		c.probs.add(0, 0, "", "fast path environment: %v", err)
 		return
 	}
+	var lastAST *cel.Ast
 	compile := func(env *cel.Env, what, text string) cel.Program {
 		ast, iss := env.Compile(text)
 		if iss.Err() != nil {
 			c.probs.add(0, 0, "", "fast path %s: %v", what, iss.Err())
 			return nil
 		}
+		lastAST = ast
 		est, err := env.EstimateCost(ast, sizeHints{maxBytes: uint64(c.c.Caps.BodyBytes)})
 		opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
 		if err != nil || est.Max > c.c.Caps.RuleCostRuntime {
@@ -63,8 +78,13 @@ func (c *compiler) fuse(ps *ProgramSet) {
 	if len(live) == 0 {
 		live = []string{"false"}
 	}
-	ps.fast.liveAny = compile(base, "liveness", strings.Join(live, " || "))
-	ps.fast.preds = compile(base, "predicates", listOf(expand(ps.recordPreds[:ps.phase1])))
+	record := func(k int, env *cel.Env, what, text string) {
+		if prg := compile(env, what, text); prg != nil {
+			ps.fast.record[k] = fused{prg: prg, proj: projectionOf(lastAST, ps.slotIndex)}
+		}
+	}
+	record(fusedLive, base, "liveness", "["+strings.Join(live, " || ")+"]")
+	record(fusedPreds, base, "predicates", listOf(expand(ps.recordPreds[:ps.phase1])))
 	markEnv := base
 	for _, p := range ps.recordPreds[:ps.phase1] {
 		if markEnv, err = markEnv.Extend(cel.Variable(p.ID, cel.BoolType)); err != nil {
@@ -72,12 +92,40 @@ func (c *compiler) fuse(ps *ProgramSet) {
 			return
 		}
 	}
-	ps.fast.marks = compile(markEnv, "marks", listOf(expand(ps.recordPreds[ps.phase1:])))
+	record(fusedMarks, markEnv, "marks", listOf(expand(ps.recordPreds[ps.phase1:])))
 	var applies []string
 	for _, cp := range ps.conflicts {
 		applies = append(applies, "("+cp.Applies.Expr.Text+")")
 	}
-	ps.fast.applies = compile(markEnv, "conflicts", "["+strings.Join(applies, ", ")+"]")
+	record(fusedApplies, markEnv, "conflicts", "["+strings.Join(applies, ", ")+"]")
+
+	clEnv, err := cel.NewEnv(ext.NativeTypes(nativeTypeOptions()...),
+		cel.Variable("family", cel.StringType), cel.Variable("form", cel.StringType), cel.Variable("variant", cel.StringType),
+		cel.Variable("cluster", cel.ObjectType(clusterType)), cel.CostModelVersion(costModelVersion))
+	if err != nil {
+		c.probs.add(0, 0, "", "fast path environment: %v", err)
+		return
+	}
+	cl := []*Program{ps.clusterForms, ps.templateLineage, ps.b5Runs}
+	for _, p := range ps.precedence {
+		cl = append(cl, p.When)
+	}
+	ps.fast.cluster = compile(clEnv, "clusters", listOf(expand(cl)))
+
+	gEnv, err := cel.NewEnv(ext.NativeTypes(nativeTypeOptions()...),
+		cel.Variable("family", cel.StringType), cel.Variable("form", cel.StringType), cel.Variable("variant", cel.StringType),
+		cel.Variable("submission", cel.ObjectType(submissionType)), cel.CostModelVersion(costModelVersion))
+	if err != nil {
+		c.probs.add(0, 0, "", "fast path environment: %v", err)
+		return
+	}
+	var gates []string
+	for _, gs := range ps.gates {
+		for _, g := range gs {
+			gates = append(gates, "("+g.When.Expr.Text+")")
+		}
+	}
+	ps.fast.gates = compile(gEnv, "gates", "["+strings.Join(gates, ", ")+"]")
 }
 
 // expand returns the text of each program with every reference to an earlier program (by its
@@ -149,5 +197,25 @@ func evalList(prg cel.Program, act interpreter.Activation, out []bool) bool {
 		}
 		out[i] = bool(b)
 	}
+	return true
+}
+
+// evalFused evaluates fused program k for the activation's record into out, from the export's
+// memo when a record with the same inputs was already evaluated. It reports false when the fast
+// path cannot answer (the caller then evaluates the individual programs).
+func (ps *ProgramSet) evalFused(k int, a *RecordActivation, out []bool) bool {
+	f := &ps.fast.record[k]
+	if f.prg == nil || a.Obs != nil {
+		return false
+	}
+	a.key = f.proj.key(a, a.key[:0])
+	if r, ok := a.memo[k].lookup(a.key); ok {
+		copy(out, r)
+		return true
+	}
+	if !evalList(f.prg, a, out) {
+		return false
+	}
+	a.memo[k].store(a.key, out)
 	return true
 }

@@ -3,7 +3,6 @@ package rules
 import (
 	"time"
 
-	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/interpreter"
 )
 
@@ -199,6 +198,8 @@ type RecordActivation struct {
 	vals   SlotValues
 	index  map[string]int
 	ps     *ProgramSet
+	memo   [numFused]memo // this export's fused results, by input projection
+	key    []byte
 }
 
 // NewRecordActivation returns an activation bound to this program set.
@@ -246,15 +247,12 @@ func (a *RecordActivation) Get(s Slot) bool { return a.vals[a.ps.slotOf[s]] }
 // EvalLiveness evaluates the liveness conditions for a.Record and sets a.Live. It stops at the
 // first condition that holds; fired receives its index (or -1 when the record is live).
 func (ps *ProgramSet) EvalLiveness(a *RecordActivation) (fired int, err error) {
-	if a.Obs == nil && ps.fast.liveAny != nil {
-		if v, _, err := ps.fast.liveAny.Eval(a); err == nil {
-			if b, ok := v.(types.Bool); ok && !bool(b) {
-				a.Live = true
-				return -1, nil
-			}
-		}
-		// A record that is not live, or an error: the individual conditions say which.
+	var anyCond [1]bool
+	if ps.evalFused(fusedLive, a, anyCond[:]) && !anyCond[0] {
+		a.Live = true
+		return -1, nil
 	}
+	// A record that is not live, or no fast answer: the individual conditions say which.
 	for i, p := range ps.liveness {
 		b, err := p.Bool(a)
 		if err != nil {
@@ -271,7 +269,7 @@ func (ps *ProgramSet) EvalLiveness(a *RecordActivation) (fired int, err error) {
 
 // EvalRecord evaluates record.predicates (phase 1) in file order.
 func (ps *ProgramSet) EvalRecord(a *RecordActivation) error {
-	if a.Obs == nil && evalList(ps.fast.preds, a, a.vals[:ps.phase1]) {
+	if ps.evalFused(fusedPreds, a, a.vals[:ps.phase1]) {
 		return nil
 	}
 	for i := 0; i < ps.phase1; i++ {
@@ -286,7 +284,7 @@ func (ps *ProgramSet) EvalRecord(a *RecordActivation) error {
 
 // EvalMarks evaluates record.marks (after the M4 walk has set a.Record.M4Resolves).
 func (ps *ProgramSet) EvalMarks(a *RecordActivation) error {
-	if a.Obs == nil && evalList(ps.fast.marks, a, a.vals[ps.phase1:len(ps.recordPreds)]) {
+	if ps.evalFused(fusedMarks, a, a.vals[ps.phase1:len(ps.recordPreds)]) {
 		return nil
 	}
 	for i := ps.phase1; i < len(ps.recordPreds); i++ {
@@ -304,7 +302,7 @@ func (ps *ProgramSet) EvalMarks(a *RecordActivation) error {
 func (ps *ProgramSet) EvalApplies(a *RecordActivation) (uint32, error) {
 	var buf [32]bool
 	out := buf[:len(ps.conflicts)]
-	if a.Obs == nil && evalList(ps.fast.applies, a, out) {
+	if ps.evalFused(fusedApplies, a, out) {
 		return mask(out), nil
 	}
 	for j, c := range ps.conflicts {
@@ -395,6 +393,92 @@ func (ps *ProgramSet) Gate(factor string, a *SubmissionActivation) (*GateProgram
 	return nil, nil
 }
 
+// EvalGates resolves every factor's status (in Factors order): the first gate that holds, or nil.
+func (ps *ProgramSet) EvalGates(a *SubmissionActivation) ([5]*GateProgram, error) {
+	var out [5]*GateProgram
+	n := 0
+	for _, gs := range ps.gates {
+		n += len(gs)
+	}
+	vals := make([]bool, n)
+	if a.Obs == nil && evalList(ps.fast.gates, a, vals) {
+		k := 0
+		for f, gs := range ps.gates {
+			for i := range gs {
+				if vals[k] && out[f] == nil {
+					out[f] = &ps.gates[f][i]
+				}
+				k++
+			}
+		}
+		return out, nil
+	}
+	for f, name := range Factors {
+		g, err := ps.Gate(name, a)
+		if err != nil {
+			return out, err
+		}
+		out[f] = g
+	}
+	return out, nil
+}
+
+// ClusterDecision is what the cluster rules say of one content key's records.
+type ClusterDecision struct {
+	Forms, TemplateLineage, B5Runs bool
+	// Rule is the precedence rule that decided, nil when the key forms no cluster or a
+	// template-lineage one.
+	Rule *PrecedenceProgram
+}
+
+// EvalCluster runs the cluster rules: forms, template_lineage, b5_runs, then the precedence in
+// order. It sets a.B5. A precedence with no rule that holds is a rule failure.
+func (ps *ProgramSet) EvalCluster(a *ClusterActivation) (ClusterDecision, error) {
+	var d ClusterDecision
+	var buf [64]bool
+	vals := buf[:3+len(ps.precedence)]
+	if a.Obs == nil && len(vals) <= len(buf) && evalList(ps.fast.cluster, a, vals) {
+		d.Forms, d.TemplateLineage, d.B5Runs = vals[0], vals[1], vals[2]
+		a.B5 = d.B5Runs
+		if !d.Forms || d.TemplateLineage {
+			return d, nil
+		}
+		for i := range ps.precedence {
+			if vals[3+i] {
+				d.Rule = &ps.precedence[i]
+				return d, nil
+			}
+		}
+		return d, &RuleError{Rule: "clusters.precedence", Path: "clusters.precedence", Err: ErrRuleFailed}
+	}
+	var err error
+	if d.Forms, err = ps.clusterForms.Bool(a); err != nil || !d.Forms {
+		return d, err
+	}
+	if d.TemplateLineage, err = ps.templateLineage.Bool(a); err != nil || d.TemplateLineage {
+		return d, err
+	}
+	if d.B5Runs, err = ps.b5Runs.Bool(a); err != nil {
+		return d, err
+	}
+	a.B5 = d.B5Runs
+	for i := range ps.precedence {
+		ok, err := ps.precedence[i].When.Bool(a)
+		if err != nil {
+			return d, err
+		}
+		if ok {
+			d.Rule = &ps.precedence[i]
+			return d, nil
+		}
+	}
+	return d, &RuleError{Rule: "clusters.precedence", Path: "clusters.precedence", Err: ErrRuleFailed}
+}
+
+func (a *RecordActivation) observer() Observer     { return a.Obs }
+func (a *ClusterActivation) observer() Observer    { return a.Obs }
+func (a *SubmissionActivation) observer() Observer { return a.Obs }
+
 func slotByName(name string) Slot {
 	for s := Slot(0); s < numSlots; s++ {
 		if slotName(s) == name {
@@ -403,7 +487,3 @@ func slotByName(name string) Slot {
 	}
 	return numSlots
 }
-
-func (a *RecordActivation) observer() Observer     { return a.Obs }
-func (a *ClusterActivation) observer() Observer    { return a.Obs }
-func (a *SubmissionActivation) observer() Observer { return a.Obs }

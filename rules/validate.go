@@ -170,8 +170,8 @@ func (c *compiler) validate() {
 		bad("clusters.classes.undeclared.statement", "the undeclared statement must be the published undeclared_label exactly")
 	}
 	ids = map[string]bool{}
-	if len(crit.Clusters.Precedence) == 0 {
-		bad("clusters.precedence", "the precedence needs at least one rule")
+	if len(crit.Clusters.Precedence) == 0 || len(crit.Clusters.Precedence) > 60 {
+		bad("clusters.precedence", "the precedence needs between 1 and 60 rules")
 	}
 	for i, r := range crit.Clusters.Precedence {
 		p := fmt.Sprintf("clusters.precedence[%d]", i)
