@@ -93,13 +93,14 @@ func newExport(ps *rules.ProgramSet, top *jval) *export {
 	contentField := c.Forms[x.scope.Form].ContentField
 	recs := top.get("records").arr
 	x.records = make([]record, len(recs))
+	arena := make([]rules.Value, 0, memberCount(recs))
 	for i := range recs {
 		r := &x.records[i]
 		r.raw = &recs[i]
 		r.id = r.raw.get("id").str
 		r.content = r.raw.get(contentField).str
 		x.byID[r.id] = i
-		recordFacts(&r.facts, r.raw)
+		recordFacts(&r.facts, r.raw, &arena)
 		if x.letta {
 			x.lettaScope(r)
 		} else {
@@ -292,68 +293,88 @@ func (x *export) declaredAbsent() (scopes, keys, ids int) {
 
 // factFields maps a record member's name to the fact it fills. Every other member is not a fact
 // (scope keys and content are read separately).
-var factFields = map[string]func(*rules.Record) *rules.Value{
-	"replaced_by":        func(r *rules.Record) *rules.Value { return &r.ReplacedBy },
-	"superseded_by":      func(r *rules.Record) *rules.Value { return &r.SupersededBy },
-	"is_deleted":         func(r *rules.Record) *rules.Value { return &r.IsDeleted },
-	"invalid_at":         func(r *rules.Record) *rules.Value { return &r.InvalidAt },
-	"expired_at":         func(r *rules.Record) *rules.Value { return &r.ExpiredAt },
-	"lifecycle_state":    func(r *rules.Record) *rules.Value { return &r.LifecycleState },
-	"state":              func(r *rules.Record) *rules.Value { return &r.State },
-	"shared":             func(r *rules.Record) *rules.Value { return &r.Shared },
-	"sharing":            func(r *rules.Record) *rules.Value { return &r.Sharing },
-	"is_template":        func(r *rules.Record) *rules.Value { return &r.IsTemplate },
-	"template_id":        func(r *rules.Record) *rules.Value { return &r.TemplateID },
-	"base_template_id":   func(r *rules.Record) *rules.Value { return &r.BaseTemplateID },
-	"source_passage":     func(r *rules.Record) *rules.Value { return &r.SourcePassage },
-	"file_id":            func(r *rules.Record) *rules.Value { return &r.FileID },
-	"record_class":       func(r *rules.Record) *rules.Value { return &r.RecordClass },
-	"source":             func(r *rules.Record) *rules.Value { return &r.Source },
-	"attributed_scope":   func(r *rules.Record) *rules.Value { return &r.AttributedScope },
-	"history_scope":      func(r *rules.Record) *rules.Value { return &r.HistoryScope },
-	"storage_scope":      func(r *rules.Record) *rules.Value { return &r.StorageScope },
-	"group_id":           func(r *rules.Record) *rules.Value { return &r.GroupID },
-	"episode_group_ids":  func(r *rules.Record) *rules.Value { return &r.EpisodeGroupIDs },
-	"endpoint_group_ids": func(r *rules.Record) *rules.Value { return &r.EndpointGroupIDs },
-	"origin_claim_id":    func(r *rules.Record) *rules.Value { return &r.OriginClaimID },
-	"origin_scope":       func(r *rules.Record) *rules.Value { return &r.OriginScope },
+var factFields = map[string]func(*rules.Record) **rules.Value{
+	"replaced_by":        func(r *rules.Record) **rules.Value { return &r.ReplacedBy },
+	"superseded_by":      func(r *rules.Record) **rules.Value { return &r.SupersededBy },
+	"is_deleted":         func(r *rules.Record) **rules.Value { return &r.IsDeleted },
+	"invalid_at":         func(r *rules.Record) **rules.Value { return &r.InvalidAt },
+	"expired_at":         func(r *rules.Record) **rules.Value { return &r.ExpiredAt },
+	"lifecycle_state":    func(r *rules.Record) **rules.Value { return &r.LifecycleState },
+	"state":              func(r *rules.Record) **rules.Value { return &r.State },
+	"shared":             func(r *rules.Record) **rules.Value { return &r.Shared },
+	"sharing":            func(r *rules.Record) **rules.Value { return &r.Sharing },
+	"is_template":        func(r *rules.Record) **rules.Value { return &r.IsTemplate },
+	"template_id":        func(r *rules.Record) **rules.Value { return &r.TemplateID },
+	"base_template_id":   func(r *rules.Record) **rules.Value { return &r.BaseTemplateID },
+	"source_passage":     func(r *rules.Record) **rules.Value { return &r.SourcePassage },
+	"file_id":            func(r *rules.Record) **rules.Value { return &r.FileID },
+	"record_class":       func(r *rules.Record) **rules.Value { return &r.RecordClass },
+	"source":             func(r *rules.Record) **rules.Value { return &r.Source },
+	"attributed_scope":   func(r *rules.Record) **rules.Value { return &r.AttributedScope },
+	"history_scope":      func(r *rules.Record) **rules.Value { return &r.HistoryScope },
+	"storage_scope":      func(r *rules.Record) **rules.Value { return &r.StorageScope },
+	"group_id":           func(r *rules.Record) **rules.Value { return &r.GroupID },
+	"episode_group_ids":  func(r *rules.Record) **rules.Value { return &r.EpisodeGroupIDs },
+	"endpoint_group_ids": func(r *rules.Record) **rules.Value { return &r.EndpointGroupIDs },
+	"origin_claim_id":    func(r *rules.Record) **rules.Value { return &r.OriginClaimID },
+	"origin_scope":       func(r *rules.Record) **rules.Value { return &r.OriginScope },
 }
 
 // metaFields are the facts read inside a record's metadata object (M1 at metadata level).
-var metaFields = map[string]func(*rules.Record) *rules.Value{
-	"shared":  func(r *rules.Record) *rules.Value { return &r.MetaShared },
-	"sharing": func(r *rules.Record) *rules.Value { return &r.MetaSharing },
+var metaFields = map[string]func(*rules.Record) **rules.Value{
+	"shared":  func(r *rules.Record) **rules.Value { return &r.MetaShared },
+	"sharing": func(r *rules.Record) **rules.Value { return &r.MetaSharing },
 }
+
+// absentValue is the one, read-only, absent member every record shares.
+var absentValue = &rules.Value{Kind: kindNames[kAbsent]}
 
 // absentRecord is a record whose every fact is an absent member.
 var absentRecord = func() rules.Record {
 	var r rules.Record
-	for _, table := range []map[string]func(*rules.Record) *rules.Value{factFields, metaFields} {
+	for _, table := range []map[string]func(*rules.Record) **rules.Value{factFields, metaFields} {
 		for _, f := range table {
-			*f(&r) = rules.Value{Kind: kindNames[kAbsent]}
+			*f(&r) = absentValue
 		}
 	}
 	return r
 }()
 
 // recordFacts reduces a record's members to typed values for the rules, in one pass, writing into
-// the record's own facts (no copy of the large struct escapes).
-func recordFacts(f *rules.Record, r *jval) {
+// the record's own facts. Present members are stored in arena, which has room for every member of
+// the export (its capacity is never exceeded, so the pointers stay valid).
+func recordFacts(f *rules.Record, r *jval, arena *[]rules.Value) {
 	*f = absentRecord
+	put := func(v *jval) *rules.Value {
+		*arena = append(*arena, valueOf(v))
+		return &(*arena)[len(*arena)-1]
+	}
 	for i := range r.obj {
 		m := &r.obj[i]
 		if set, ok := factFields[m.name]; ok {
-			*set(f) = valueOf(&m.val)
+			*set(f) = put(&m.val)
 			continue
 		}
 		if m.name == "metadata" && m.val.kind == kObject {
 			for j := range m.val.obj {
 				if set, ok := metaFields[m.val.obj[j].name]; ok {
-					*set(f) = valueOf(&m.val.obj[j].val)
+					*set(f) = put(&m.val.obj[j].val)
 				}
 			}
 		}
 	}
+}
+
+// memberCount bounds the number of facts an export's records can carry.
+func memberCount(recs []jval) int {
+	n := 0
+	for i := range recs {
+		n += len(recs[i].obj)
+		if md := recs[i].get("metadata"); md.kind == kObject {
+			n += len(md.obj)
+		}
+	}
+	return n
 }
 
 // valueOf reduces one JSON value to a rules.Value ("set" as READINGS defines it).

@@ -24,7 +24,9 @@ type Value struct {
 	Items int64 `cel:"items"`
 }
 
-// Record is one submitted record as the per-record rules see it.
+// Record is one submitted record as the per-record rules see it. Its members are pointers so that
+// CEL selects a field without copying the struct; an absent member points at a shared, read-only
+// absent Value, and no Value is ever modified after the record is built.
 type Record struct {
 	// Scoped is true when the record carries a scope value that counts on a declared key
 	// (Letta: a non-empty attached_to set).
@@ -38,35 +40,35 @@ type Record struct {
 	// SupersedesTarget is true when another record's supersedes names this record (R-14).
 	SupersedesTarget bool `cel:"supersedes_target"`
 
-	ReplacedBy     Value `cel:"replaced_by"`
-	SupersededBy   Value `cel:"superseded_by"`
-	IsDeleted      Value `cel:"is_deleted"`
-	InvalidAt      Value `cel:"invalid_at"`
-	ExpiredAt      Value `cel:"expired_at"`
-	LifecycleState Value `cel:"lifecycle_state"`
-	State          Value `cel:"state"`
+	ReplacedBy     *Value `cel:"replaced_by"`
+	SupersededBy   *Value `cel:"superseded_by"`
+	IsDeleted      *Value `cel:"is_deleted"`
+	InvalidAt      *Value `cel:"invalid_at"`
+	ExpiredAt      *Value `cel:"expired_at"`
+	LifecycleState *Value `cel:"lifecycle_state"`
+	State          *Value `cel:"state"`
 
-	Shared      Value `cel:"shared"`
-	Sharing     Value `cel:"sharing"`
-	MetaShared  Value `cel:"meta_shared"`
-	MetaSharing Value `cel:"meta_sharing"`
+	Shared      *Value `cel:"shared"`
+	Sharing     *Value `cel:"sharing"`
+	MetaShared  *Value `cel:"meta_shared"`
+	MetaSharing *Value `cel:"meta_sharing"`
 
-	IsTemplate     Value `cel:"is_template"`
-	TemplateID     Value `cel:"template_id"`
-	BaseTemplateID Value `cel:"base_template_id"`
-	SourcePassage  Value `cel:"source_passage"`
-	FileID         Value `cel:"file_id"`
-	RecordClass    Value `cel:"record_class"`
+	IsTemplate     *Value `cel:"is_template"`
+	TemplateID     *Value `cel:"template_id"`
+	BaseTemplateID *Value `cel:"base_template_id"`
+	SourcePassage  *Value `cel:"source_passage"`
+	FileID         *Value `cel:"file_id"`
+	RecordClass    *Value `cel:"record_class"`
 
-	Source           Value `cel:"source"`
-	AttributedScope  Value `cel:"attributed_scope"`
-	HistoryScope     Value `cel:"history_scope"`
-	StorageScope     Value `cel:"storage_scope"`
-	GroupID          Value `cel:"group_id"`
-	EpisodeGroupIDs  Value `cel:"episode_group_ids"`
-	EndpointGroupIDs Value `cel:"endpoint_group_ids"`
-	OriginClaimID    Value `cel:"origin_claim_id"`
-	OriginScope      Value `cel:"origin_scope"`
+	Source           *Value `cel:"source"`
+	AttributedScope  *Value `cel:"attributed_scope"`
+	HistoryScope     *Value `cel:"history_scope"`
+	StorageScope     *Value `cel:"storage_scope"`
+	GroupID          *Value `cel:"group_id"`
+	EpisodeGroupIDs  *Value `cel:"episode_group_ids"`
+	EndpointGroupIDs *Value `cel:"endpoint_group_ids"`
+	OriginClaimID    *Value `cel:"origin_claim_id"`
+	OriginScope      *Value `cel:"origin_scope"`
 
 	// Manifest declarations that name this record (M3, R-19, R-20).
 	InGlobalScopes      bool `cel:"in_global_scopes"`

@@ -74,8 +74,8 @@ func (p *projection) key(a *RecordActivation, buf []byte) []byte {
 			buf = binary.AppendVarint(buf, f.Int())
 		case reflect.String:
 			buf = appendString(buf, f.String())
-		case reflect.Struct:
-			v := f.Addr().Interface().(*Value)
+		case reflect.Pointer:
+			v := f.Interface().(*Value)
 			buf = appendString(buf, v.Kind)
 			buf = append(buf, boolByte(v.Present), boolByte(v.Set), boolByte(v.Bool))
 			buf = appendString(buf, v.Str)
