@@ -208,6 +208,9 @@ func (ps *ProgramSet) evalFused(k int, a *RecordActivation, out []bool) bool {
 	if f.prg == nil || a.Obs != nil {
 		return false
 	}
+	if f.proj.whole {
+		return evalList(f.prg, a, out)
+	}
 	a.key = f.proj.key(a, a.key[:0])
 	if r, ok := a.memo[k].lookup(a.key); ok {
 		copy(out, r)

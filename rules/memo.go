@@ -19,6 +19,9 @@ type projection struct {
 	fields []int // indices of Record fields the program selects
 	live   bool  // reads `live`
 	slots  []int // indices into recordPreds of the predicates it reads
+	// whole is true when the program uses `record` other than to select a field: its inputs
+	// are then the whole record, and it is not memoized.
+	whole bool
 }
 
 var recordStruct = reflect.TypeOf(Record{})
@@ -38,18 +41,27 @@ var recordFieldIndex = func() map[string]int {
 func projectionOf(ast *cel.Ast, slotIndex map[string]int) projection {
 	var p projection
 	seenField, seenSlot := map[int]bool{}, map[int]bool{}
+	recordIdents, recordSelects := 0, 0
 	for _, e := range celast.MatchDescendants(celast.NavigateAST(ast.NativeRep()), celast.AllMatcher()) {
 		switch e.Kind() {
 		case celast.SelectKind:
 			sel := e.AsSelect()
 			if sel.Operand().Kind() == celast.IdentKind && sel.Operand().AsIdent() == "record" {
-				if i, ok := recordFieldIndex[sel.FieldName()]; ok && !seenField[i] {
+				recordSelects++
+				i, ok := recordFieldIndex[sel.FieldName()]
+				if !ok {
+					p.whole = true
+				}
+				if ok && !seenField[i] {
 					seenField[i] = true
 					p.fields = append(p.fields, i)
 				}
 			}
 		case celast.IdentKind:
 			name := e.AsIdent()
+			if name == "record" {
+				recordIdents++
+			}
 			if name == "live" {
 				p.live = true
 			}
@@ -58,6 +70,9 @@ func projectionOf(ast *cel.Ast, slotIndex map[string]int) projection {
 				p.slots = append(p.slots, i)
 			}
 		}
+	}
+	if recordIdents != recordSelects {
+		p.whole = true
 	}
 	return p
 }
