@@ -142,10 +142,15 @@ func (s *Store) AppendLedger(ctx context.Context, e store.LedgerEntry) (int64, e
 		cad_rate, cad_rate_date, cad_basis, cad_pending, refund, payment_tx, solana_fee_lamports,
 		criteria_version, verdict_line, op, undeclared_clusters, house)
 		VALUES ($1, $2, $3::date, $4, $5::text::numeric, $6::text::date, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+		ON CONFLICT (payment_tx) WHERE payment_tx IS NOT NULL DO NOTHING
 		RETURNING id`,
 		nullString(e.PayerWallet), ts, store.Day(ts), e.PriceUSDCUnits,
 		nullString(e.CAD.Rate), nullString(e.CAD.RateDate), nullString(e.CAD.Basis), e.CAD.Pending, e.CAD.Refund,
 		nullString(e.PaymentTx), e.SolanaFeeLamports, e.CriteriaVersion, e.VerdictLine, e.Op, e.UndeclaredClusters, e.House).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// The payment already has its row (idempotent append).
+		err = s.pool.QueryRow(ctx, `SELECT id FROM ledger WHERE payment_tx = $1`, e.PaymentTx).Scan(&id)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("postgres: append ledger: %w", err)
 	}

@@ -162,12 +162,21 @@ func (s *Store) AppendLedger(ctx context.Context, e store.LedgerEntry) (int64, e
 	res, err := s.db.ExecContext(ctx, `INSERT INTO ledger (payer_wallet, ts, day, price_usdc_units,
 		cad_rate, cad_rate_date, cad_basis, cad_pending, refund, payment_tx, solana_fee_lamports,
 		criteria_version, verdict_line, op, undeclared_clusters, house)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (payment_tx) WHERE payment_tx IS NOT NULL DO NOTHING`,
 		nullString(e.PayerWallet), ts.Format(tsLayout), store.Day(ts), e.PriceUSDCUnits,
 		nullString(e.CAD.Rate), nullString(e.CAD.RateDate), nullString(e.CAD.Basis), boolInt(e.CAD.Pending), boolInt(e.CAD.Refund),
 		nullString(e.PaymentTx), fee, e.CriteriaVersion, e.VerdictLine, e.Op, und, boolInt(e.House))
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: append ledger: %w", err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		// The payment already has its row (idempotent append).
+		var id int64
+		if err := s.db.QueryRowContext(ctx, `SELECT id FROM ledger WHERE payment_tx = ?`, e.PaymentTx).Scan(&id); err != nil {
+			return 0, fmt.Errorf("sqlite: ledger id: %w", err)
+		}
+		return id, nil
 	}
 	id, err := res.LastInsertId()
 	if err != nil {

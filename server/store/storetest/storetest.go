@@ -25,6 +25,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 	}{
 		{"LedgerColumnsAreTheClosedList", testLedgerColumns},
 		{"LedgerRoundTrip", testLedgerRoundTrip},
+		{"LedgerOneRowPerPayment", testLedgerOneRowPerPayment},
 		{"FreeTierSequence", testFreeTierSequence},
 		{"FreeTierConcurrentInterval", testFreeTierConcurrentInterval},
 		{"FreeTierConcurrentDaily", testFreeTierConcurrentDaily},
@@ -254,5 +255,34 @@ func testMigrationsIdempotent(t *testing.T, open Opener) {
 		if !found {
 			t.Errorf("table %s missing from %v", want, ta)
 		}
+	}
+}
+
+// testLedgerOneRowPerPayment: appending the same payment twice (a resume after a crash between
+// the ledger write and the settlement update) returns the first row and writes no second one;
+// house rows, which carry no payment, are never merged.
+func testLedgerOneRowPerPayment(t *testing.T, open Opener) {
+	s := open(t)
+	ctx := context.Background()
+	ts := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	paid := store.LedgerEntry{PayerWallet: "w", Timestamp: ts, Day: "2026-11-30", PriceUSDCUnits: 50000,
+		PaymentTx: "tx-1", SolanaFeeLamports: int64p(5000), CriteriaVersion: "1.0.0", VerdictLine: "v", Op: store.OpAudit}
+	first, err := s.AppendLedger(ctx, paid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.AppendLedger(ctx, paid)
+	if err != nil || again != first {
+		t.Fatalf("second append of the same payment = %d, %v; want %d", again, err, first)
+	}
+	house := store.LedgerEntry{Timestamp: ts, Day: "2026-11-30", CriteriaVersion: "1.0.0", VerdictLine: "v", Op: store.OpAudit, House: true}
+	h1, err1 := s.AppendLedger(ctx, house)
+	h2, err2 := s.AppendLedger(ctx, house)
+	if err1 != nil || err2 != nil || h1 == h2 {
+		t.Fatalf("house rows: %d %v, %d %v; want two distinct rows", h1, err1, h2, err2)
+	}
+	rows, err := s.ListLedger(ctx, 0, 100)
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("ledger has %d rows (%v), want 3", len(rows), err)
 	}
 }
