@@ -187,6 +187,19 @@ type Scope struct {
 	Family, Form, Variant string
 }
 
+// resolve answers the variables every criteria expression may use.
+func (s *Scope) resolve(name string) (any, bool) {
+	switch name {
+	case "family":
+		return s.Family, true
+	case "form":
+		return s.Form, true
+	case "variant":
+		return s.Variant, true
+	}
+	return nil, false
+}
+
 // RecordActivation is the input of the per-record programs. One is reused per record to keep the
 // request path free of per-record maps.
 type RecordActivation struct {
@@ -212,19 +225,13 @@ func (a *RecordActivation) ResolveName(name string) (any, bool) {
 	switch name {
 	case "record":
 		return a.Record, true
-	case "family":
-		return a.Family, true
-	case "form":
-		return a.Form, true
-	case "variant":
-		return a.Variant, true
 	case "live":
 		return a.Live, true
 	}
 	if i, ok := a.index[name]; ok {
 		return a.vals[i], true
 	}
-	return nil, false
+	return a.Scope.resolve(name)
 }
 
 // Parent implements interpreter.Activation.
@@ -338,16 +345,10 @@ func (a *ClusterActivation) ResolveName(name string) (any, bool) {
 	switch name {
 	case "cluster":
 		return a.Cluster, true
-	case "family":
-		return a.Family, true
-	case "form":
-		return a.Form, true
-	case "variant":
-		return a.Variant, true
 	case "b5_runs":
 		return a.B5, true
 	}
-	return nil, false
+	return a.Scope.resolve(name)
 }
 
 // Parent implements interpreter.Activation.
@@ -362,17 +363,10 @@ type SubmissionActivation struct {
 
 // ResolveName implements interpreter.Activation.
 func (a *SubmissionActivation) ResolveName(name string) (any, bool) {
-	switch name {
-	case "submission":
+	if name == "submission" {
 		return a.Submission, true
-	case "family":
-		return a.Family, true
-	case "form":
-		return a.Form, true
-	case "variant":
-		return a.Variant, true
 	}
-	return nil, false
+	return a.Scope.resolve(name)
 }
 
 // Parent implements interpreter.Activation.

@@ -92,16 +92,9 @@ func cmdRun(op string, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return fail(exitUsage, "%s takes one export file", op)
-	}
-	ps, err := loadCriteria(*crit)
+	ps, body, err := loadExport(op, *crit, pos)
 	if err != nil {
 		return err
-	}
-	body, err := os.ReadFile(pos[0])
-	if err != nil {
-		return fail(exitInput, "read export: %w", err)
 	}
 	now := time.Now()
 	var (
@@ -151,16 +144,9 @@ func cmdExplain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return fail(exitUsage, "explain takes one export file")
-	}
-	ps, err := loadCriteria(*crit)
+	ps, body, err := loadExport("explain", *crit, pos)
 	if err != nil {
 		return err
-	}
-	body, err := os.ReadFile(pos[0])
-	if err != nil {
-		return fail(exitInput, "read export: %w", err)
 	}
 	ex, ref, err := evaluator.Explain(ps, body, time.Now())
 	switch {
@@ -175,6 +161,22 @@ func cmdExplain(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprint(stdout, renderExplanation(ex))
 	return nil
+}
+
+// loadExport compiles the criteria and reads the one export file a command takes.
+func loadExport(cmd, criteria string, pos []string) (*rules.ProgramSet, []byte, error) {
+	if len(pos) != 1 {
+		return nil, nil, fail(exitUsage, "%s takes one export file", cmd)
+	}
+	ps, err := loadCriteria(criteria)
+	if err != nil {
+		return nil, nil, err
+	}
+	body, err := os.ReadFile(pos[0])
+	if err != nil {
+		return nil, nil, fail(exitInput, "read export: %w", err)
+	}
+	return ps, body, nil
 }
 
 func writeJSON(w io.Writer, v any) error {
