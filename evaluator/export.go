@@ -102,7 +102,7 @@ func newExport(ps *rules.ProgramSet, top *jval) *export {
 		x.byID[r.id] = i
 		recordFacts(&r.facts, r.raw, &arena)
 		if x.letta {
-			x.lettaScope(r)
+			x.lettaScope(r, c.GlobalScopeValue)
 		} else {
 			x.keyScope(r, standIns, c.GlobalScopeValue)
 		}
@@ -156,8 +156,8 @@ func (x *export) keyScope(r *record, standIns map[string]string, global string) 
 	r.facts.Global = len(values) == 1 && values[0] == global
 }
 
-// lettaScope resolves a Letta record's scope set.
-func (x *export) lettaScope(r *record) {
+// lettaScope resolves a Letta record's scope set; the set {global} is the global partition.
+func (x *export) lettaScope(r *record, global string) {
 	at := r.raw.get("attached_to")
 	if at.present() && at.kind != kArray {
 		x.cov.NonStringScopeValues++
@@ -182,7 +182,7 @@ func (x *export) lettaScope(r *record) {
 	r.tuple = tuple.String()
 	r.facts.Scoped = len(r.set) > 0
 	r.facts.ScopeString = strings.Join(r.set, "/")
-	r.facts.Global = len(r.set) == 1 && r.set[0] == "global"
+	r.facts.Global = len(r.set) == 1 && r.set[0] == global
 }
 
 // writeLP writes a length-prefixed string, so that tuples built from any strings never collide.
