@@ -5,6 +5,7 @@
 package corpus
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -13,6 +14,8 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"runtime"
+	"sync"
 
 	"github.com/gowebpki/jcs"
 )
@@ -76,26 +79,62 @@ func Load(fsys fs.FS) (*Corpus, error) {
 
 // Pin computes the corpus pin: the lowercase hex SHA-256 of the RFC 8785 canonical form of the
 // corpus object {id, criteria_id, criteria_revision, cases} (the corpus without its sha256 field).
+// The canonical form of an array is the array of its elements' canonical forms, so the cases are
+// canonicalized one by one, in parallel, and assembled.
 func (c *Corpus) Pin() (string, error) {
-	obj := struct {
+	canon := make([][]byte, len(c.Cases))
+	errs := make([]error, len(c.Cases))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				canon[i], errs[i] = jcs.Transform(c.Cases[i].raw)
+			}
+		}()
+	}
+	for i := range c.Cases {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return "", fmt.Errorf("canonicalize case %s: %w", c.Cases[i].Name, err)
+		}
+	}
+	head, err := json.Marshal(struct {
 		ID               string            `json:"id"`
 		CriteriaID       string            `json:"criteria_id"`
 		CriteriaRevision string            `json:"criteria_revision"`
 		Cases            []json.RawMessage `json:"cases"`
-	}{c.Index.ID, c.Index.CriteriaID, c.Index.CriteriaRevision, make([]json.RawMessage, len(c.Cases))}
-	for i, cs := range c.Cases {
-		obj.Cases[i] = cs.raw
-	}
-	b, err := json.Marshal(obj)
+	}{c.Index.ID, c.Index.CriteriaID, c.Index.CriteriaRevision, []json.RawMessage{}})
 	if err != nil {
 		return "", fmt.Errorf("serialize corpus: %w", err)
 	}
-	canon, err := jcs.Transform(b)
+	// Canonicalize the object with an empty case list, then splice the canonical cases in: member
+	// order is by name, so "cases" keeps its place whatever it holds.
+	shell, err := jcs.Transform(head)
 	if err != nil {
 		return "", fmt.Errorf("canonicalize corpus: %w", err)
 	}
-	sum := sha256.Sum256(canon)
-	return hex.EncodeToString(sum[:]), nil
+	at := bytes.Index(shell, []byte(`"cases":[]`))
+	if at < 0 {
+		return "", fmt.Errorf("canonicalize corpus: no cases member")
+	}
+	at += len(`"cases":[`)
+	h := sha256.New()
+	h.Write(shell[:at])
+	for i, b := range canon {
+		if i > 0 {
+			h.Write([]byte{','})
+		}
+		h.Write(b)
+	}
+	h.Write(shell[at:])
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // VerifyPin checks the corpus against the pin in its index and against want (the pin the

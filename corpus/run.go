@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -41,21 +43,39 @@ type Summary struct {
 // checkTime is the fixed time of corpus runs; no compared field depends on it.
 var checkTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// Run re-runs every case whose name matches filter (nil: all) through the engine.
+// Run re-runs every case whose name matches filter (nil: all) through the engine, on every core
+// (cases are independent and the engine is safe for concurrent use); results keep corpus order.
 func Run(ps *rules.ProgramSet, c *Corpus, filter *regexp.Regexp, obs rules.Observer) Summary {
-	var s Summary
+	var picked []*Case
 	for i := range c.Cases {
-		cs := &c.Cases[i]
-		if filter != nil && !filter.MatchString(cs.Name) {
-			continue
+		if filter == nil || filter.MatchString(c.Cases[i].Name) {
+			picked = append(picked, &c.Cases[i])
 		}
-		r := RunCase(ps, cs, obs)
+	}
+	results := make([]Result, len(picked))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results[i] = RunCase(ps, picked[i], obs)
+			}
+		}()
+	}
+	for i := range picked {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	s := Summary{Results: results}
+	for _, r := range results {
 		if r.Passed() {
 			s.Passed++
 		} else {
 			s.Failed++
 		}
-		s.Results = append(s.Results, r)
 	}
 	return s
 }
@@ -152,6 +172,9 @@ func render(v any, present bool) string {
 
 // diff lists every differing leaf between two generic JSON values, with its path.
 func diff(root string, want, got any) []Diff {
+	if reflect.DeepEqual(want, got) {
+		return nil // the common case; the path reporter only runs on a mismatch
+	}
 	r := &pathReporter{root: root}
 	cmp.Equal(want, got, cmp.Reporter(r))
 	return r.diffs

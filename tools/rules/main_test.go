@@ -153,3 +153,15 @@ func TestAuditAndExplainLocally(t *testing.T) {
 		t.Fatalf("precheck --json: exit %d\n%s", code, out)
 	}
 }
+
+func TestDiffNamesChangedCases(t *testing.T) {
+	renamed := brokenCopy(t, [2]string{`"superseded", "deleted", "expired"] || record.state.str`, `"superseded", "deleted", "lapsed"] || record.state.str`})
+	code, out, errOut := runCLI(t, "diff", "--corpus", corpusPath, criteriaPath, renamed)
+	if code != exitOK || !strings.Contains(out, "CHANGED ") || strings.Contains(out, "\n0 of ") {
+		t.Fatalf("diff of a revision with a renamed state: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = runCLI(t, "diff", "--corpus", corpusPath, criteriaPath, criteriaPath)
+	if code != exitOK || !strings.Contains(out, "0 of ") || strings.Contains(out, "CHANGED") {
+		t.Fatalf("diff of a file with itself must change nothing: exit %d\n%s", code, out)
+	}
+}
