@@ -121,17 +121,6 @@ func contractCheck(t *testing.T, body []byte) map[string]any {
 	return top
 }
 
-func byID(t *testing.T, recs []map[string]any, id string) map[string]any {
-	t.Helper()
-	for _, r := range recs {
-		if r["id"] == id {
-			return r
-		}
-	}
-	t.Fatalf("no record %s", id)
-	return nil
-}
-
 func strs(v any) []string {
 	var out []string
 	for _, x := range v.([]any) {

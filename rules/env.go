@@ -54,7 +54,7 @@ func (h sizeHints) EstimateCallCost(string, string, *cost.AstNode, []cost.AstNod
 }
 
 // unbounded reports whether an estimate has no finite bound.
-func unbounded(e cost.CostEstimate) bool { return e.Max == math.MaxUint64 }
+func unbounded(e cost.Estimate) bool { return e.Max == math.MaxUint64 }
 
 // nativeTypeOptions declares the facts as CEL object types named by their `cel` tags.
 func nativeTypeOptions() []any {

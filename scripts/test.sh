@@ -8,8 +8,11 @@ cd "$(dirname "$0")/.."
 export SCOPE_HYGIENE_PG_DSN="${SCOPE_HYGIENE_PG_DSN:-postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable}"
 scripts/services.sh
 
-echo "== go vet"
+echo "== gofmt, go vet, staticcheck"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './server/x402/e2e/node_modules/*'))
+if [ -n "$unformatted" ]; then echo "gofmt would change:"; echo "$unformatted"; exit 1; fi
 go vet ./...
+go run honnef.co/go/tools/cmd/staticcheck@v0.7.0 ./...
 
 echo "== go test -race"
 go test -race -count=1 -timeout 15m ./...

@@ -302,7 +302,6 @@ func TestPaidAudit(t *testing.T) {
 type failingEngine struct {
 	api.Engine
 	mode string
-	body string
 }
 
 func (f failingEngine) Audit(body []byte, now time.Time) (*api.AuditResult, *api.Refusal, error) {
