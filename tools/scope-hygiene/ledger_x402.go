@@ -47,11 +47,13 @@ func allLedger(ctx context.Context, st store.Store) ([]store.LedgerEntry, error)
 	}
 }
 
-func openLedgerStore(ctx context.Context, fs *flag.FlagSet, spec string, args []string, stderr io.Writer) (store.Store, int) {
+// openLedgerStore parses the command's flags, then opens the store they name (spec is read after
+// parsing, so -store wins over the default).
+func openLedgerStore(ctx context.Context, fs *flag.FlagSet, spec *string, args []string, stderr io.Writer) (store.Store, int) {
 	if err := fs.Parse(args); err != nil {
 		return nil, 2
 	}
-	st, err := openStore(ctx, spec)
+	st, err := openStore(ctx, *spec)
 	if err != nil {
 		fmt.Fprintln(stderr, "ledger:", err)
 		return nil, 1
@@ -66,7 +68,7 @@ func ledgerReconcileCAD(ctx context.Context, args []string, stdout, stderr io.Wr
 	storeFlag(fs, &spec)
 	ratesPath := fs.String("rates", getenv(envName("x402-rates-csv")), "daily USD/CAD rates CSV (date,rate) (env "+envName("x402-rates-csv")+")")
 	basis := fs.String("basis", x402.DefaultCADBasis, "basis stated with every CAD rate")
-	st, rc := openLedgerStore(ctx, fs, spec, args, stderr)
+	st, rc := openLedgerStore(ctx, fs, &spec, args, stderr)
 	if st == nil {
 		return rc
 	}
@@ -117,7 +119,7 @@ func ledgerRefund(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	storeFlag(fs, &spec)
 	id := fs.Int64("id", 0, "ledger row id to mark refunded")
 	tx := fs.String("tx", "", "payment transaction id of the row to mark refunded")
-	st, rc := openLedgerStore(ctx, fs, spec, args, stderr)
+	st, rc := openLedgerStore(ctx, fs, &spec, args, stderr)
 	if st == nil {
 		return rc
 	}
@@ -179,7 +181,7 @@ func ledgerTripwires(ctx context.Context, args []string, stdout, stderr io.Write
 	var spec string
 	storeFlag(fs, &spec)
 	days := fs.Int("window-days", 30, "window length in days")
-	st, rc := openLedgerStore(ctx, fs, spec, args, stderr)
+	st, rc := openLedgerStore(ctx, fs, &spec, args, stderr)
 	if st == nil {
 		return rc
 	}
