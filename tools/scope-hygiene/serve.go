@@ -106,9 +106,8 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	timeoutBody := `{"kind":"error","error":"request timeout"}`
 	hs := &http.Server{
-		Handler:           http.TimeoutHandler(srv.Handler(), c.RequestTimeout, timeoutBody),
+		Handler:           withTimeout(srv.Handler(), c.RequestTimeout),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       c.RequestTimeout,
 		WriteTimeout:      c.RequestTimeout + 5*time.Second,
@@ -136,6 +135,20 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// timeoutBody is the static answer to a request that ran out of time.
+const timeoutBody = `{"kind":"error","error":"request timeout"}`
+
+// withTimeout bounds every request. net/http's TimeoutHandler writes its body with no content
+// type, so the JSON type is set on the outer writer first; a handler that finishes in time sets
+// its own, which replaces it.
+func withTimeout(h http.Handler, d time.Duration) http.Handler {
+	th := http.TimeoutHandler(h, d, timeoutBody)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		th.ServeHTTP(w, r)
+	})
 }
 
 // corpusFS is the corpus directory, or the corpus embedded in the binary.
