@@ -97,7 +97,7 @@ func (p *Program) fail(err error) error {
 	// An error value knows the node that raised it; place the error there when possible.
 	var te *types.Err
 	if errors.As(err, &te) && p.ast != nil {
-		if l, ok := p.ast.NativeRep().SourceInfo().GetStartLocation(te.NodeID()), true; ok && l.Line() > 0 {
+		if l := p.ast.NativeRep().SourceInfo().GetStartLocation(te.NodeID()); l.Line() > 0 {
 			line, col = p.loc.at(runeOffset(p.Expr.Text, l.Line(), l.Column()))
 		}
 	}
