@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"scope-hygiene/corpus"
-	"scope-hygiene/evaluator"
-	"scope-hygiene/gen"
-	"scope-hygiene/rules"
+	"github.com/scopehygiene/scope-hygiene/corpus"
+	"github.com/scopehygiene/scope-hygiene/evaluator"
+	"github.com/scopehygiene/scope-hygiene/gen"
+	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
 // The benchmarks compare the engine (CEL programs) with the oracle (plain Go) on the same inputs,

@@ -3,7 +3,7 @@ package corpus
 import (
 	"sync"
 
-	"scope-hygiene/rules"
+	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
 // Coverage counts, for every program of a criteria revision, how many evaluations were true and

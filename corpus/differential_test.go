@@ -5,9 +5,9 @@ import (
 	"math/rand"
 	"testing"
 
-	"scope-hygiene/corpus"
-	"scope-hygiene/gen"
-	"scope-hygiene/rules"
+	"github.com/scopehygiene/scope-hygiene/corpus"
+	"github.com/scopehygiene/scope-hygiene/gen"
+	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
 // oracle returns the independent oracle's expectation for body as generic JSON.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 
-	"scope-hygiene/rules"
+	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
 // ErrNotServable is wrapped by every reason a revision may not serve.

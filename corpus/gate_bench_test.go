@@ -3,8 +3,8 @@ package corpus_test
 import (
 	"testing"
 
-	"scope-hygiene/corpus"
-	"scope-hygiene/rules"
+	"github.com/scopehygiene/scope-hygiene/corpus"
+	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
 // BenchmarkGate is the serve-time check: load the embedded corpus, re-run every case, verify the pin.

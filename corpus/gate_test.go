@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	scopehygiene "scope-hygiene"
-	"scope-hygiene/corpus"
-	"scope-hygiene/rules"
+	scopehygiene "github.com/scopehygiene/scope-hygiene"
+	"github.com/scopehygiene/scope-hygiene/corpus"
+	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
 func embeddedCorpus(t *testing.T) fs.FS {

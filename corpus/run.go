@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"scope-hygiene/evaluator"
-	"scope-hygiene/rules"
+	"github.com/scopehygiene/scope-hygiene/evaluator"
+	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
 // Diff is one field where the engine and the expected output disagree.

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"scope-hygiene/evaluator"
+	"github.com/scopehygiene/scope-hygiene/evaluator"
 )
 
 // Canaries. Content canaries (CNTCANARY...) are planted in every content and free-text member and

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"scope-hygiene/rules"
+	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
 // Precheck validates an export and resolves each factor's assessability, computing no factor

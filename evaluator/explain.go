@@ -3,7 +3,7 @@ package evaluator
 import (
 	"time"
 
-	"scope-hygiene/rules"
+	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
 // Explanation says why an export's report reads as it does: for each record its liveness and

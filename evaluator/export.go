@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"scope-hygiene/rules"
+	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
 // export is a validated submission, decoded into what the rules and the mechanics need.

@@ -8,9 +8,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"scope-hygiene/evaluator"
-	"scope-hygiene/gen"
-	"scope-hygiene/rules"
+	"github.com/scopehygiene/scope-hygiene/evaluator"
+	"github.com/scopehygiene/scope-hygiene/gen"
+	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
 // nopObserver routes every evaluation through the author's individual programs (the reference

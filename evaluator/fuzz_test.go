@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"scope-hygiene/evaluator"
-	"scope-hygiene/rules"
+	"github.com/scopehygiene/scope-hygiene/evaluator"
+	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
 // closedRefusals is the closed set of refusal rule ids: the published codes plus the body cap.

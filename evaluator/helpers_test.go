@@ -12,8 +12,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"scope-hygiene/evaluator"
-	"scope-hygiene/rules"
+	"github.com/scopehygiene/scope-hygiene/evaluator"
+	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
 // M is a JSON object under construction.

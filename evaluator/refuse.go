@@ -3,7 +3,7 @@ package evaluator
 import (
 	"net/http"
 
-	"scope-hygiene/rules"
+	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
 // Refusal is a free refusal of a malformed or over-cap submission: a published rule id and numbers,

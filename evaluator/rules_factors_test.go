@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"scope-hygiene/evaluator"
+	"github.com/scopehygiene/scope-hygiene/evaluator"
 )
 
 func at(ids ...string) []any {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"scope-hygiene/evaluator"
+	"github.com/scopehygiene/scope-hygiene/evaluator"
 )
 
 // Copies of the same content under mem0 scopes alice, bob, carol.

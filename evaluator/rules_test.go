@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"scope-hygiene/evaluator"
+	"github.com/scopehygiene/scope-hygiene/evaluator"
 )
 
 // Input and refusals: R-1..R-4, R-46, malformed_rule.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"scope-hygiene/evaluator"
+	"github.com/scopehygiene/scope-hygiene/evaluator"
 )
 
 // mem0Rate builds a mem0 export of n records, k of them unscoped.

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	scopehygiene "scope-hygiene"
-	"scope-hygiene/evaluator"
-	"scope-hygiene/rules"
+	scopehygiene "github.com/scopehygiene/scope-hygiene"
+	"github.com/scopehygiene/scope-hygiene/evaluator"
+	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
 func editedCriteria(t *testing.T, old, new string) *rules.ProgramSet {

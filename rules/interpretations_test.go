@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"scope-hygiene/rules"
+	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
 var updateInterpretations = flag.Bool("update-interpretations", false, "rewrite criteria.yaml's interpretations from READINGS.md and docs/contract.md")

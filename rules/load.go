@@ -15,7 +15,7 @@ import (
 	"cel.dev/cel-go/cel"
 	"go.yaml.in/yaml/v3"
 
-	scopehygiene "scope-hygiene"
+	scopehygiene "github.com/scopehygiene/scope-hygiene"
 )
 
 // SchemaID is the criteria-file schema this package reads.

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"scope-hygiene/evaluator"
-	"scope-hygiene/rules"
+	"github.com/scopehygiene/scope-hygiene/evaluator"
+	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under rules/testdata")

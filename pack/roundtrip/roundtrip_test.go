@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"scope-hygiene/evaluator"
-	"scope-hygiene/pack"
-	"scope-hygiene/rules"
+	"github.com/scopehygiene/scope-hygiene/evaluator"
+	"github.com/scopehygiene/scope-hygiene/pack"
+	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
 const td = "../testdata/"

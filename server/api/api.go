@@ -20,10 +20,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"scope-hygiene/server/freetier"
-	"scope-hygiene/server/metrics"
-	"scope-hygiene/server/sign"
-	"scope-hygiene/server/store"
+	"github.com/scopehygiene/scope-hygiene/server/freetier"
+	"github.com/scopehygiene/scope-hygiene/server/metrics"
+	"github.com/scopehygiene/scope-hygiene/server/sign"
+	"github.com/scopehygiene/scope-hygiene/server/store"
 )
 
 // Criteria is what the API needs to know of the serving criteria (*rules.ProgramSet has it).

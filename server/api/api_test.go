@@ -16,9 +16,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"scope-hygiene/server/api"
-	"scope-hygiene/server/sign"
-	"scope-hygiene/server/store"
+	"github.com/scopehygiene/scope-hygiene/server/api"
+	"github.com/scopehygiene/scope-hygiene/server/sign"
+	"github.com/scopehygiene/scope-hygiene/server/store"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

@@ -13,15 +13,15 @@ import (
 	"testing"
 	"time"
 
-	"scope-hygiene/rules"
-	"scope-hygiene/server/api"
-	"scope-hygiene/server/engine"
-	"scope-hygiene/server/metrics"
-	"scope-hygiene/server/sign"
-	"scope-hygiene/server/store"
-	"scope-hygiene/server/store/postgres"
-	"scope-hygiene/server/store/sqlite"
-	"scope-hygiene/server/store/storetest"
+	"github.com/scopehygiene/scope-hygiene/rules"
+	"github.com/scopehygiene/scope-hygiene/server/api"
+	"github.com/scopehygiene/scope-hygiene/server/engine"
+	"github.com/scopehygiene/scope-hygiene/server/metrics"
+	"github.com/scopehygiene/scope-hygiene/server/sign"
+	"github.com/scopehygiene/scope-hygiene/server/store"
+	"github.com/scopehygiene/scope-hygiene/server/store/postgres"
+	"github.com/scopehygiene/scope-hygiene/server/store/sqlite"
+	"github.com/scopehygiene/scope-hygiene/server/store/storetest"
 )
 
 // syncBuffer collects log output from concurrent handlers.

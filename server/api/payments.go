@@ -5,7 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"scope-hygiene/server/store"
+	"github.com/scopehygiene/scope-hygiene/server/store"
 )
 
 // Quote is what one paid call costs.

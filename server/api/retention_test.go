@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"scope-hygiene/server/api"
+	"github.com/scopehygiene/scope-hygiene/server/api"
 )
 
 // Canaries: content canaries must appear on no surface at all (reports included); id and scope

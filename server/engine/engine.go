@@ -5,9 +5,9 @@ package engine
 import (
 	"time"
 
-	"scope-hygiene/evaluator"
-	"scope-hygiene/rules"
-	"scope-hygiene/server/api"
+	"github.com/scopehygiene/scope-hygiene/evaluator"
+	"github.com/scopehygiene/scope-hygiene/rules"
+	"github.com/scopehygiene/scope-hygiene/server/api"
 )
 
 // Engine runs one ProgramSet.

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"scope-hygiene/server/store"
+	"github.com/scopehygiene/scope-hygiene/server/store"
 )
 
 // Key is the store key of a caller: a digest of the wallet, or of the client address when the

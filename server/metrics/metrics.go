@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"scope-hygiene/server/store"
+	"github.com/scopehygiene/scope-hygiene/server/store"
 )
 
 const ns = "scope_hygiene"

@@ -5,8 +5,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"scope-hygiene/rules"
-	"scope-hygiene/server/store"
+	"github.com/scopehygiene/scope-hygiene/rules"
+	"github.com/scopehygiene/scope-hygiene/server/store"
 )
 
 // TestLedgerFieldsAreTheCriteriaList checks the ledger's field labels against the serving

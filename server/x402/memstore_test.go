@@ -3,8 +3,8 @@ package x402_test
 import (
 	"testing"
 
-	"scope-hygiene/server/x402"
-	"scope-hygiene/server/x402/x402test"
+	"github.com/scopehygiene/scope-hygiene/server/x402"
+	"github.com/scopehygiene/scope-hygiene/server/x402/x402test"
 )
 
 func TestMemStoreConformance(t *testing.T) {

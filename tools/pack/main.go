@@ -23,7 +23,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"scope-hygiene/pack"
+	"github.com/scopehygiene/scope-hygiene/pack"
 )
 
 type multi []string

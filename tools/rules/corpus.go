@@ -12,9 +12,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"scope-hygiene/corpus"
-	"scope-hygiene/gen"
-	"scope-hygiene/rules"
+	"github.com/scopehygiene/scope-hygiene/corpus"
+	"github.com/scopehygiene/scope-hygiene/gen"
+	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
 func cmdTest(args []string, stdout, stderr io.Writer) error {

@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	"scope-hygiene/evaluator"
-	"scope-hygiene/rules"
+	"github.com/scopehygiene/scope-hygiene/evaluator"
+	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
 // renderReport is the terminal form of a report: the verdict line first, then each factor, then

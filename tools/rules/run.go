@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"scope-hygiene/evaluator"
-	"scope-hygiene/rules"
+	"github.com/scopehygiene/scope-hygiene/evaluator"
+	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {

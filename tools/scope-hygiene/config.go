@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"scope-hygiene/server/store"
-	"scope-hygiene/server/store/postgres"
-	"scope-hygiene/server/store/sqlite"
+	"github.com/scopehygiene/scope-hygiene/server/store"
+	"github.com/scopehygiene/scope-hygiene/server/store/postgres"
+	"github.com/scopehygiene/scope-hygiene/server/store/sqlite"
 )
 
 // config is the serve command's configuration. Every flag has an env var SCOPE_HYGIENE_<NAME>;

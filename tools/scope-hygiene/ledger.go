@@ -8,8 +8,8 @@ import (
 	"io"
 	"time"
 
-	"scope-hygiene/server/metrics"
-	"scope-hygiene/server/store"
+	"github.com/scopehygiene/scope-hygiene/server/metrics"
+	"github.com/scopehygiene/scope-hygiene/server/store"
 )
 
 // ledgerRow is one ledger row as the ledger command prints it (one JSON object per line).

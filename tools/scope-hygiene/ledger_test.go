@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"scope-hygiene/server/store"
-	"scope-hygiene/server/store/storetest"
+	"github.com/scopehygiene/scope-hygiene/server/store"
+	"github.com/scopehygiene/scope-hygiene/server/store/storetest"
 )
 
 // TestLedgerOperatorCommands drives `ledger reconcile-cad`, `ledger refund` and `ledger tripwires`

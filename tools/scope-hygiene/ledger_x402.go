@@ -10,9 +10,9 @@ import (
 	"math"
 	"time"
 
-	"scope-hygiene/server/metrics"
-	"scope-hygiene/server/store"
-	"scope-hygiene/server/x402"
+	"github.com/scopehygiene/scope-hygiene/server/metrics"
+	"github.com/scopehygiene/scope-hygiene/server/store"
+	"github.com/scopehygiene/scope-hygiene/server/x402"
 )
 
 // ledgerSubcommands are the ledger commands added by the payments work:

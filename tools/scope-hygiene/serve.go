@@ -14,13 +14,13 @@ import (
 	"strings"
 	"time"
 
-	scopehygiene "scope-hygiene"
-	"scope-hygiene/corpus"
-	"scope-hygiene/rules"
-	"scope-hygiene/server/api"
-	"scope-hygiene/server/engine"
-	"scope-hygiene/server/metrics"
-	"scope-hygiene/server/sign"
+	scopehygiene "github.com/scopehygiene/scope-hygiene"
+	"github.com/scopehygiene/scope-hygiene/corpus"
+	"github.com/scopehygiene/scope-hygiene/rules"
+	"github.com/scopehygiene/scope-hygiene/server/api"
+	"github.com/scopehygiene/scope-hygiene/server/engine"
+	"github.com/scopehygiene/scope-hygiene/server/metrics"
+	"github.com/scopehygiene/scope-hygiene/server/sign"
 )
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {

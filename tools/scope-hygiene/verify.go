@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"scope-hygiene/server/sign"
+	"github.com/scopehygiene/scope-hygiene/server/sign"
 )
 
 func verify(args []string, stdout, stderr io.Writer) int {

@@ -16,10 +16,10 @@ import (
 
 	solana "github.com/gagliardetto/solana-go"
 
-	"scope-hygiene/server/api"
-	"scope-hygiene/server/store"
-	"scope-hygiene/server/x402"
-	"scope-hygiene/server/x402/gate"
+	"github.com/scopehygiene/scope-hygiene/server/api"
+	"github.com/scopehygiene/scope-hygiene/server/store"
+	"github.com/scopehygiene/scope-hygiene/server/x402"
+	"github.com/scopehygiene/scope-hygiene/server/x402/gate"
 )
 
 // payConfig configures x402 payments for /audit. Every flag also reads SCOPE_HYGIENE_X402_*.

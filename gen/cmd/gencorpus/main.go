@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 
-	"scope-hygiene/gen"
+	"github.com/scopehygiene/scope-hygiene/gen"
 )
 
 func main() {

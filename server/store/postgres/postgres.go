@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"scope-hygiene/server/store"
+	"github.com/scopehygiene/scope-hygiene/server/store"
 )
 
 //go:embed migrations/*.sql

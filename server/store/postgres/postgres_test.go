@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"scope-hygiene/server/store"
-	"scope-hygiene/server/store/postgres"
-	"scope-hygiene/server/store/storetest"
+	"github.com/scopehygiene/scope-hygiene/server/store"
+	"github.com/scopehygiene/scope-hygiene/server/store/postgres"
+	"github.com/scopehygiene/scope-hygiene/server/store/storetest"
 )
 
 func TestConformance(t *testing.T) {

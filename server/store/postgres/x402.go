@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"scope-hygiene/server/x402"
+	"github.com/scopehygiene/scope-hygiene/server/x402"
 )
 
 // x402DB adapts the pgx pool to x402.SQLDB (settlement table of migration 0010).

@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"scope-hygiene/server/store/postgres"
-	"scope-hygiene/server/x402"
-	"scope-hygiene/server/x402/x402test"
+	"github.com/scopehygiene/scope-hygiene/server/store/postgres"
+	"github.com/scopehygiene/scope-hygiene/server/x402"
+	"github.com/scopehygiene/scope-hygiene/server/x402/x402test"
 )
 
 func TestX402SettlementStore(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
 
-	"scope-hygiene/server/store"
+	"github.com/scopehygiene/scope-hygiene/server/store"
 )
 
 //go:embed migrations/*.sql

@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"scope-hygiene/server/store"
-	"scope-hygiene/server/store/sqlite"
-	"scope-hygiene/server/store/storetest"
+	"github.com/scopehygiene/scope-hygiene/server/store"
+	"github.com/scopehygiene/scope-hygiene/server/store/sqlite"
+	"github.com/scopehygiene/scope-hygiene/server/store/storetest"
 )
 
 func TestConformance(t *testing.T) {

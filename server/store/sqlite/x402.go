@@ -8,7 +8,7 @@ import (
 	sqlite3 "modernc.org/sqlite"
 	sqlite3lib "modernc.org/sqlite/lib"
 
-	"scope-hygiene/server/x402"
+	"github.com/scopehygiene/scope-hygiene/server/x402"
 )
 
 // x402DB adapts the SQLite handle to x402.SQLDB (settlement table of migration 0010).

@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"scope-hygiene/server/store/sqlite"
-	"scope-hygiene/server/x402"
-	"scope-hygiene/server/x402/x402test"
+	"github.com/scopehygiene/scope-hygiene/server/store/sqlite"
+	"github.com/scopehygiene/scope-hygiene/server/x402"
+	"github.com/scopehygiene/scope-hygiene/server/x402/x402test"
 )
 
 func TestX402SettlementStore(t *testing.T) {

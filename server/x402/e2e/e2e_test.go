@@ -22,9 +22,9 @@ import (
 
 	solana "github.com/gagliardetto/solana-go"
 
-	"scope-hygiene/server/store"
-	"scope-hygiene/server/store/sqlite"
-	"scope-hygiene/server/x402"
+	"github.com/scopehygiene/scope-hygiene/server/store"
+	"github.com/scopehygiene/scope-hygiene/server/store/sqlite"
+	"github.com/scopehygiene/scope-hygiene/server/x402"
 )
 
 const exportBody = `{"family":"mem0","form":"full_text","records":[` +
@@ -164,7 +164,7 @@ func startFacade(t *testing.T, w *world) {
 
 func startServer(t *testing.T, w *world) {
 	bin := filepath.Join(w.dir, "scope-hygiene")
-	build := exec.Command("go", "build", "-o", bin, "scope-hygiene/tools/scope-hygiene")
+	build := exec.Command("go", "build", "-o", bin, "github.com/scopehygiene/scope-hygiene/tools/scope-hygiene")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		t.Fatalf("build server: %v", err)

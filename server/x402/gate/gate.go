@@ -13,9 +13,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"scope-hygiene/server/api"
-	"scope-hygiene/server/store"
-	"scope-hygiene/server/x402"
+	"github.com/scopehygiene/scope-hygiene/server/api"
+	"github.com/scopehygiene/scope-hygiene/server/store"
+	"github.com/scopehygiene/scope-hygiene/server/x402"
 )
 
 // ExposeHeaders are the response headers a browser client must be able to read.

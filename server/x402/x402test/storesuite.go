@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"scope-hygiene/server/x402"
+	"github.com/scopehygiene/scope-hygiene/server/x402"
 )
 
 func row(sig, challenge string, now time.Time) *x402.Settlement {
