@@ -81,6 +81,9 @@ type Config struct {
 	Metrics    *metrics.Metrics
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// PublicBaseURL is the service's public origin (e.g. https://audit.example.com): absolute
+	// resource URLs and sign-in-with-x domain and uri. Empty: http://<request Host>.
+	PublicBaseURL string
 	// TrustProxy takes the client address from X-Forwarded-For (only behind a trusted proxy).
 	TrustProxy bool
 }
@@ -155,6 +158,7 @@ func (s *Server) renderCriteria() error {
 	doc["criteria_revision"] = s.cfg.Criteria.Revision()
 	doc["criteria_digest"] = s.cfg.Criteria.Digest()
 	doc[sign.CriteriaKeyMember] = sign.Publish(s.cfg.Signer.Public())
+	doc["payments"] = s.paymentsDoc()
 	b, err := sign.Canonical(doc)
 	if err != nil {
 		return errors.New("api: render criteria document")
@@ -304,7 +308,8 @@ func (s *Server) audit(c echo.Context) error {
 	}()
 	if !house {
 		pay, err = s.cfg.Payments.Require(c, Quote{Op: store.OpAudit, USDCUnits: s.cfg.Criteria.PriceUnits(),
-			Label: s.cfg.Criteria.PriceLabel(), Status: s.cfg.PriceStatus, CriteriaRevision: s.cfg.Criteria.Revision()})
+			Label: s.cfg.Criteria.PriceLabel(), Status: s.cfg.PriceStatus, CriteriaRevision: s.cfg.Criteria.Revision(),
+			ResourceURL: s.absURL(c, "/audit")})
 		if err != nil {
 			return s.internal(c, "payment check failed")
 		}
@@ -341,6 +346,15 @@ func (s *Server) audit(c echo.Context) error {
 	}
 	s.cfg.Metrics.Results.WithLabelValues(res.CriteriaRevision, store.OpAudit, payer).Inc()
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, doc)
+}
+
+// absURL is the absolute URL of route on this service: the configured public base URL, or the
+// request's own Host over http when none is configured (local use).
+func (s *Server) absURL(c echo.Context, route string) string {
+	if b := strings.TrimSuffix(s.cfg.PublicBaseURL, "/"); b != "" {
+		return b + route
+	}
+	return "http://" + c.Request().Host + route
 }
 
 // house reports whether the request is an operator's house audit. A bearer token that does not

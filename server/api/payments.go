@@ -15,6 +15,10 @@ type Quote struct {
 	Label            string
 	Status           string
 	CriteriaRevision string
+	// ResourceURL is the absolute URL of the paid route (public base URL + route).
+	ResourceURL string
+	// Network is the CAIP-2 id of the network payments are taken on ("" without payments).
+	Network string
 }
 
 // Payment is a verified payment for one audit, as the ledger records it.
@@ -47,6 +51,25 @@ type Payments interface {
 	Abandon(c echo.Context, p *Payment)
 }
 
+// NetworkNamer is implemented by a Payments that takes payments on a network: GET /criteria and
+// the 402 name it, and whether it is revenue (only mainnet is).
+type NetworkNamer interface {
+	Network() (caip2, name string, revenue bool)
+}
+
+// paymentsDoc is the "payments" member of GET /criteria: the network payments are taken on (or
+// none) beside the price as the criteria state it.
+func (s *Server) paymentsDoc() map[string]any {
+	d := map[string]any{"price": Price{USDCUnits: s.cfg.Criteria.PriceUnits(), Label: s.cfg.Criteria.PriceLabel(), Status: s.cfg.PriceStatus},
+		"network": nil, "enabled": false}
+	if n, ok := s.cfg.Payments.(NetworkNamer); ok {
+		caip2, name, revenue := n.Network()
+		d["network"] = map[string]any{"chain_id": caip2, "name": name, "revenue": revenue}
+		d["enabled"] = true
+	}
+	return d
+}
+
 // NoPayments is the default: every unpaid /audit answers 402 stating the price.
 type NoPayments struct{}
 
@@ -61,7 +84,7 @@ type PaymentRequired struct {
 type Price struct {
 	USDCUnits int64  `json:"usdc_units"`
 	Label     string `json:"label"`
-	Status    string `json:"status,omitempty"`
+	Status    string `json:"status"`
 }
 
 // Require answers 402 with the price.

@@ -48,7 +48,7 @@ func NewChallenger(cfg *Config, now func() time.Time) *Challenger {
 		"scope-hygiene/x402-challenge/v1",
 		cfg.Network.CAIP2,
 		cfg.PayTo.String(),
-		strconv.FormatUint(PriceUnits, 10),
+		strconv.FormatUint(cfg.Price.Units, 10),
 		cfg.FeePayer.PublicKey().String(),
 	}, "|")
 	return &Challenger{key: cfg.ChallengeKey, bind: bind, ttl: cfg.ChallengeTTL, now: now,

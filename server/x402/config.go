@@ -3,6 +3,7 @@ package x402
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -21,7 +22,8 @@ type Network struct {
 	DefaultRPC string
 }
 
-// Known networks. Devnet is the default: a real user can try the service there with faucet USDC.
+// Known networks. There is no default: payments are on only with an explicitly named network,
+// and only mainnet is revenue (every other network's ledger rows are house rows).
 var (
 	Mainnet = Network{
 		Name:       "mainnet",
@@ -42,16 +44,30 @@ func NetworkByName(name string) (Network, error) {
 	switch name {
 	case "mainnet", "mainnet-beta":
 		return Mainnet, nil
-	case "devnet", "":
+	case "devnet":
 		return Devnet, nil
+	case "":
+		return Network{}, errors.New("x402: payments need an explicit network (mainnet or devnet)")
 	}
 	return Network{}, errors.New("x402: unknown network (want mainnet or devnet)")
 }
 
+// IsMainnet reports whether n is Solana mainnet, the only network whose payments are revenue.
+func (n Network) IsMainnet() bool { return n.CAIP2 == Mainnet.CAIP2 }
+
+// Price is the price of one audit as the criteria publish it (criteria.yaml price block); the
+// payment layer never states a price of its own.
+type Price struct {
+	// Units is the price in USDC atomic units.
+	Units uint64
+	// Label is the published label (e.g. "$0.05").
+	Label string
+	// Status is the published status stated with the price (e.g. RULED).
+	Status string
+}
+
 // Policy constants of the payment layout we accept. They are published in docs/x402.md.
 const (
-	// PriceUnits is the price of one audit in USDC atomic units ($0.05).
-	PriceUnits uint64 = 50000
 	// USDCDecimals is the decimals byte a TransferChecked must carry.
 	USDCDecimals uint8 = 6
 	// MaxComputeUnits caps SetComputeUnitLimit (the x402 client uses 20 000).
@@ -71,6 +87,8 @@ const (
 // Config is everything the payment layer needs; see LoadConfig for flags and environment.
 type Config struct {
 	Network Network
+	// Price is the criteria's price (required).
+	Price Price
 	// RPCURL is the JSON-RPC endpoint used for settlement.
 	RPCURL string
 	// FeePayer is the hot key that co-signs and pays transaction fees. It holds SOL only.
@@ -79,7 +97,8 @@ type Config struct {
 	PayTo solana.PublicKey
 	// ChallengeKey is the HMAC key protecting extra.memo challenges (at least 32 bytes).
 	ChallengeKey []byte
-	// ResourceURL is advertised in PaymentRequired.resource.url.
+	// ResourceURL, when set, is advertised in PaymentRequired.resource.url; it must be
+	// absolute. When empty the API's quote supplies it (public base URL + route).
 	ResourceURL string
 	// MaxTimeoutSeconds is advertised in the requirements (default 60).
 	MaxTimeoutSeconds int
@@ -91,6 +110,9 @@ type Config struct {
 func (c *Config) Validate() error {
 	if c.Network.CAIP2 == "" {
 		return errors.New("x402: network not set")
+	}
+	if c.Price.Units == 0 || c.Price.Label == "" || c.Price.Status == "" {
+		return errors.New("x402: price not set (units, label and status come from the criteria)")
 	}
 	if c.RPCURL == "" {
 		return errors.New("x402: rpc url not set")
@@ -113,8 +135,8 @@ func (c *Config) Validate() error {
 	if c.ChallengeTTL <= 0 {
 		c.ChallengeTTL = DefaultChallengeTTL
 	}
-	if c.ResourceURL == "" {
-		c.ResourceURL = "/audit"
+	if u, err := url.Parse(c.ResourceURL); c.ResourceURL != "" && (err != nil || !u.IsAbs() || u.Host == "") {
+		return errors.New("x402: resource url must be absolute (set the public base URL)")
 	}
 	return nil
 }
@@ -133,10 +155,11 @@ func (c *Config) Requirements(memo string) PaymentRequirements {
 	return PaymentRequirements{
 		Scheme:            SchemeExact,
 		Network:           c.Network.CAIP2,
-		Amount:            strconv.FormatUint(PriceUnits, 10),
+		Amount:            strconv.FormatUint(c.Price.Units, 10),
 		Asset:             c.Network.USDCMint.String(),
 		PayTo:             c.PayTo.String(),
 		MaxTimeoutSeconds: c.MaxTimeoutSeconds,
-		Extra:             Extra{FeePayer: c.FeePayer.PublicKey().String(), Memo: memo},
+		Extra: Extra{FeePayer: c.FeePayer.PublicKey().String(), Memo: memo,
+			Price: &PriceTag{Label: c.Price.Label, Status: c.Price.Status}},
 	}
 }

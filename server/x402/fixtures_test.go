@@ -31,9 +31,9 @@ func readFixture(t *testing.T, name string, into any) {
 }
 
 // checkOutcome applies the S22 belt-and-braces check to a landed transaction: success and
-// exactly PriceUnits of the network's USDC into payTo.
+// exactly testPriceUnits of the network's USDC into payTo.
 func checkOutcome(o *Outcome, payTo, mint solana.PublicKey) bool {
-	return o.Err == nil && o.TokDeltaIs(payTo, mint, int64(PriceUnits))
+	return o.Err == nil && o.TokDeltaIs(payTo, mint, int64(testPriceUnits))
 }
 
 // TokDeltaIs reports whether the balance change equals want.

@@ -34,11 +34,16 @@ func keyFromSeed(b byte) solana.PrivateKey {
 	return k
 }
 
+// testPriceUnits is the price the unit tests configure (the served price comes from the criteria).
+const testPriceUnits uint64 = 50000
+
 func newKit(t testing.TB) *kit {
 	t.Helper()
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	cfg := &Config{
 		Network:      Devnet,
+		Price:        Price{Units: testPriceUnits, Label: "$0.05", Status: "RULED"},
+		ResourceURL:  "http://127.0.0.1:8080/audit",
 		RPCURL:       "http://127.0.0.1:1",
 		FeePayer:     keyFromSeed(1),
 		PayTo:        keyFromSeed(2).PublicKey(),
@@ -107,7 +112,7 @@ func (k *kit) valid() *parts {
 		ixs: []solana.Instruction{
 			limitIx(20000),
 			priceIx(1),
-			k.transfer(PriceUnits, 6, k.ata(c), k.cfg.Network.USDCMint, k.ata(k.cfg.PayTo), c),
+			k.transfer(testPriceUnits, 6, k.ata(c), k.cfg.Network.USDCMint, k.ata(k.cfg.PayTo), c),
 			memoIx(k.memo),
 		},
 		signers: []solana.PrivateKey{k.client},

@@ -82,12 +82,13 @@ type Receipt struct {
 	Resumed bool
 	// LedgerID is the ledger row already written for this payment, if any.
 	LedgerID *int64
+	units    uint64
 }
 
 // Response is the PAYMENT-RESPONSE of a successful settlement.
 func (r *Receipt) Response() SettlementResponse {
 	return SettlementResponse{Success: true, Payer: r.Payer, Transaction: r.TxSig, Network: r.Network,
-		Amount: fmt.Sprint(PriceUnits)}
+		Amount: fmt.Sprint(r.units)}
 }
 
 // Unavailable is a settlement that could not proceed for a reason on our side (RPC down,
@@ -264,7 +265,7 @@ func (s *Settler) finish(ctx context.Context, row *Settlement, sig solana.Signat
 	}
 	fee := int64(out.Fee)
 	row.FeeLamports, row.Slot = &fee, out.Slot
-	if out.TokenDelta(s.cfg.PayTo, s.cfg.Network.USDCMint).Cmp(new(big.Int).SetUint64(PriceUnits)) != 0 {
+	if out.TokenDelta(s.cfg.PayTo, s.cfg.Network.USDCMint).Cmp(new(big.Int).SetUint64(s.cfg.Price.Units)) != 0 {
 		row.Status, row.Reason, row.UpdatedAt = StatusFailed, ReasonTransferNotObservedOnce, s.now().UTC()
 		_, _ = s.store.Update(context.WithoutCancel(ctx), row, StatusSubmitted)
 		return reject("S22", ReasonTransferNotObservedOnce)
@@ -304,7 +305,7 @@ func (s *Settler) claim(ctx context.Context, txSig string, resumed bool) (*Recei
 		fee = *row.FeeLamports
 	}
 	return &Receipt{TxSig: row.TxSig, Payer: row.Payer, Network: row.Network, FeeLamports: fee, Slot: row.Slot,
-		Resumed: resumed || row.Claims > 1, LedgerID: row.LedgerID}, nil
+		Resumed: resumed || row.Claims > 1, LedgerID: row.LedgerID, units: s.cfg.Price.Units}, nil
 }
 
 // RecordLedger writes the ledger row of a payment once: if the settlement already has one

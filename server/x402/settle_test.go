@@ -87,7 +87,7 @@ func (f *fakeChain) Send(_ context.Context, raw []byte) (solana.Signature, error
 		return solana.Signature{}, errDown
 	}
 	if !f.dropSends {
-		one := big.NewInt(int64(PriceUnits))
+		one := big.NewInt(int64(testPriceUnits))
 		f.landed[tx.Signatures[0]] = &Outcome{Slot: 7, Fee: 10001, Err: f.statusErr,
 			Pre:  []TokenBalance{{Owner: f.k.cfg.PayTo, Mint: f.k.cfg.Network.USDCMint, Amount: big.NewInt(0)}},
 			Post: []TokenBalance{{Owner: f.k.cfg.PayTo, Mint: f.k.cfg.Network.USDCMint, Amount: one}}}

@@ -149,7 +149,7 @@ func (v *Verifier) VerifyPayload(p *PaymentPayload) (*Verified, error) {
 	if a.Network != v.cfg.Network.CAIP2 {
 		return nil, reject("C02", ReasonInvalidNetwork)
 	}
-	if a.Amount != strconv.FormatUint(PriceUnits, 10) || a.Asset != v.cfg.Network.USDCMint.String() ||
+	if a.Amount != strconv.FormatUint(v.cfg.Price.Units, 10) || a.Asset != v.cfg.Network.USDCMint.String() ||
 		a.PayTo != v.cfg.PayTo.String() || a.MaxTimeoutSeconds != v.cfg.MaxTimeoutSeconds {
 		return nil, reject("C02", ReasonNoMatchingRequirements)
 	}
@@ -364,7 +364,7 @@ func (v *Verifier) VerifyTransaction(raw []byte, wantMemo string) (*Verified, er
 	}
 	src, mint, dst, auth := keys[ix.Accounts[0]], keys[ix.Accounts[1]], keys[ix.Accounts[2]], keys[ix.Accounts[3]]
 	// C12: exact amount.
-	if binary.LittleEndian.Uint64(ix.Data[1:9]) != PriceUnits {
+	if binary.LittleEndian.Uint64(ix.Data[1:9]) != v.cfg.Price.Units {
 		return nil, reject("C12", ReasonAmountMismatch)
 	}
 	// C13: USDC mint, 6 decimals.

@@ -150,7 +150,7 @@ func TestChecklistMutations(t *testing.T) {
 			p.ixs[1] = priceIx(200_000) // 8 000 lamports priority fee
 		}, item: "C10", reason: ReasonComputePriceTooHigh},
 		{name: "C11_token_2022", parts: func(p *parts) {
-			ix := k.transfer(PriceUnits, 6, k.ata(c), usdc, payToATA, c)
+			ix := k.transfer(testPriceUnits, 6, k.ata(c), usdc, payToATA, c)
 			d, _ := ix.Data()
 			p.ixs[2] = solana.NewInstruction(solana.Token2022ProgramID, ix.Accounts(), d)
 		}, item: "C11", reason: ReasonToken2022},
@@ -160,44 +160,44 @@ func TestChecklistMutations(t *testing.T) {
 				[]byte{3, 0x50, 0xc3, 0, 0, 0, 0, 0, 0})
 		}, item: "C11", reason: ReasonNoTransfer},
 		{name: "C11_multisig_extra_account", parts: func(p *parts) {
-			ix := k.transfer(PriceUnits, 6, k.ata(c), usdc, payToATA, c)
+			ix := k.transfer(testPriceUnits, 6, k.ata(c), usdc, payToATA, c)
 			d, _ := ix.Data()
 			p.ixs[2] = solana.NewInstruction(solana.TokenProgramID, append(ix.Accounts(), &solana.AccountMeta{PublicKey: other.PublicKey()}), d)
 		}, item: "C11", reason: ReasonNoTransfer},
 		{name: "C11_trailing_data", parts: func(p *parts) {
-			ix := k.transfer(PriceUnits, 6, k.ata(c), usdc, payToATA, c)
+			ix := k.transfer(testPriceUnits, 6, k.ata(c), usdc, payToATA, c)
 			d, _ := ix.Data()
 			p.ixs[2] = solana.NewInstruction(solana.TokenProgramID, ix.Accounts(), append(d, 0))
 		}, item: "C11", reason: ReasonNoTransfer},
 		{name: "C11_other_program", parts: func(p *parts) {
-			ix := k.transfer(PriceUnits, 6, k.ata(c), usdc, payToATA, c)
+			ix := k.transfer(testPriceUnits, 6, k.ata(c), usdc, payToATA, c)
 			d, _ := ix.Data()
 			p.ixs[2] = solana.NewInstruction(other.PublicKey(), ix.Accounts(), d)
 		}, item: "C11", reason: ReasonNoTransfer},
-		{name: "C12_amount_low", parts: func(p *parts) { p.ixs[2] = k.transfer(PriceUnits-1, 6, k.ata(c), usdc, payToATA, c) }, item: "C12", reason: ReasonAmountMismatch},
-		{name: "C12_amount_high", parts: func(p *parts) { p.ixs[2] = k.transfer(PriceUnits+1, 6, k.ata(c), usdc, payToATA, c) }, item: "C12", reason: ReasonAmountMismatch},
+		{name: "C12_amount_low", parts: func(p *parts) { p.ixs[2] = k.transfer(testPriceUnits-1, 6, k.ata(c), usdc, payToATA, c) }, item: "C12", reason: ReasonAmountMismatch},
+		{name: "C12_amount_high", parts: func(p *parts) { p.ixs[2] = k.transfer(testPriceUnits+1, 6, k.ata(c), usdc, payToATA, c) }, item: "C12", reason: ReasonAmountMismatch},
 		{name: "C13_wrong_mint", parts: func(p *parts) {
-			p.ixs[2] = k.transfer(PriceUnits, 6, k.ata(c), Mainnet.USDCMint, payToATA, c)
+			p.ixs[2] = k.transfer(testPriceUnits, 6, k.ata(c), Mainnet.USDCMint, payToATA, c)
 		}, item: "C13", reason: ReasonMintMismatch},
-		{name: "C13_wrong_decimals", parts: func(p *parts) { p.ixs[2] = k.transfer(PriceUnits, 2, k.ata(c), usdc, payToATA, c) }, item: "C13", reason: ReasonDecimalsMismatch},
+		{name: "C13_wrong_decimals", parts: func(p *parts) { p.ixs[2] = k.transfer(testPriceUnits, 2, k.ata(c), usdc, payToATA, c) }, item: "C13", reason: ReasonDecimalsMismatch},
 		{name: "C14_destination_not_payTo_ata", parts: func(p *parts) {
-			p.ixs[2] = k.transfer(PriceUnits, 6, k.ata(c), usdc, k.ata(other.PublicKey()), c)
+			p.ixs[2] = k.transfer(testPriceUnits, 6, k.ata(c), usdc, k.ata(other.PublicKey()), c)
 		}, item: "C14", reason: ReasonRecipientMismatch},
 		{name: "C14_destination_is_payTo_wallet", parts: func(p *parts) {
-			p.ixs[2] = k.transfer(PriceUnits, 6, k.ata(c), usdc, k.cfg.PayTo, c)
+			p.ixs[2] = k.transfer(testPriceUnits, 6, k.ata(c), usdc, k.cfg.PayTo, c)
 		}, item: "C14", reason: ReasonRecipientMismatch},
 		{name: "C15_fee_payer_is_source", parts: func(p *parts) {
-			p.ixs[2] = k.transfer(PriceUnits, 6, fee, usdc, payToATA, c)
+			p.ixs[2] = k.transfer(testPriceUnits, 6, fee, usdc, payToATA, c)
 		}, item: "C15", reason: ReasonFeePayerTransferring},
 		{name: "C15_fee_payer_is_authority", parts: func(p *parts) {
-			p.ixs[2] = k.transfer(PriceUnits, 6, k.ata(c), usdc, payToATA, fee)
+			p.ixs[2] = k.transfer(testPriceUnits, 6, k.ata(c), usdc, payToATA, fee)
 			p.ixs[3] = solana.NewInstruction(solana.MemoProgramID, solana.AccountMetaSlice{{PublicKey: c, IsSigner: true}}, []byte(k.memo))
 		}, item: "C15", reason: ReasonFeePayerTransferring},
 		{name: "C15_fee_payer_in_memo", parts: func(p *parts) {
 			p.ixs[3] = solana.NewInstruction(solana.MemoProgramID, solana.AccountMetaSlice{{PublicKey: fee, IsSigner: true, IsWritable: true}}, []byte(k.memo))
 		}, item: "C15", reason: ReasonFeePayerTransferring},
 		{name: "C15_authority_not_client", parts: func(p *parts) {
-			ix := k.transfer(PriceUnits, 6, k.ata(c), usdc, payToATA, other.PublicKey())
+			ix := k.transfer(testPriceUnits, 6, k.ata(c), usdc, payToATA, other.PublicKey())
 			d, _ := ix.Data()
 			accts := ix.Accounts()
 			accts[3] = &solana.AccountMeta{PublicKey: other.PublicKey()}

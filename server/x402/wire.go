@@ -39,6 +39,15 @@ type Extra struct {
 	// never compared when matching the accepted requirements.
 	RecentBlockhash      string          `json:"recentBlockhash,omitempty"`
 	LastValidBlockHeight json.RawMessage `json:"lastValidBlockHeight,omitempty"`
+	// Price states the criteria's price label and status beside the amount (informational;
+	// never compared when matching).
+	Price *PriceTag `json:"price,omitempty"`
+}
+
+// PriceTag is the published label and status of the price, carried in extra.price.
+type PriceTag struct {
+	Label  string `json:"label"`
+	Status string `json:"status"`
 }
 
 // PaymentRequirements is one entry of PaymentRequired.accepts.

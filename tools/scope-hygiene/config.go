@@ -31,6 +31,9 @@ type config struct {
 	ShutdownTimeout  time.Duration
 	TrustProxy       bool
 	LogLevel         string
+	// PublicBaseURL is the service's public origin (absolute x402 resource.url, sign-in-with-x
+	// domain and uri).
+	PublicBaseURL string
 	// Pay configures x402 payments (x402.go).
 	Pay payConfig
 }
@@ -82,6 +85,7 @@ func serveFlags(fs *flag.FlagSet, c *config, getenv func(string) string) error {
 	dur(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "graceful shutdown deadline")
 	boolean(&c.TrustProxy, "trust-proxy", false, "take the client address from X-Forwarded-For (free-tier key without caller); only behind a trusted proxy")
 	str(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	str(&c.PublicBaseURL, "public-base-url", "", "public origin of the service, e.g. https://audit.example.com (absolute x402 resource.url and sign-in-with-x uri; default http://<request Host>, for local use)")
 	payFlags(fs, &c.Pay, getenv)
 	c.HouseToken = getenv("SCOPE_HYGIENE_HOUSE_TOKEN")
 	if len(errs) > 0 {

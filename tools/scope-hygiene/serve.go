@@ -21,6 +21,7 @@ import (
 	"github.com/scopehygiene/scope-hygiene/server/engine"
 	"github.com/scopehygiene/scope-hygiene/server/metrics"
 	"github.com/scopehygiene/scope-hygiene/server/sign"
+	"github.com/scopehygiene/scope-hygiene/server/x402"
 )
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -91,14 +92,16 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 	if created {
 		logger.Warn("generated a development signing key", "key_file", c.KeyFile, "key_id", signer.KeyID())
 	}
-	pay, err := startPayments(ctx, c.Pay, st, logger)
+	pr := ps.Criteria().Price
+	pay, err := startPayments(ctx, c.Pay, x402.Price{Units: uint64(pr.USDCUnitsPerCall), Label: pr.Label, Status: pr.Status},
+		st, logger)
 	if err != nil {
 		return err
 	}
 	m := metrics.New()
 	m.RegisterTripwires(st, 30*24*time.Hour, 2*time.Second, time.Now)
 	srv, err := api.New(api.Config{Criteria: ps, Document: doc, Engine: engine.Engine{PS: ps}, Store: st,
-		Signer: signer, Payments: pay, PriceStatus: ps.Criteria().Price.Status, HouseToken: c.HouseToken, Logger: logger, Metrics: m, TrustProxy: c.TrustProxy})
+		Signer: signer, Payments: pay, PriceStatus: ps.Criteria().Price.Status, HouseToken: c.HouseToken, PublicBaseURL: c.PublicBaseURL, Logger: logger, Metrics: m, TrustProxy: c.TrustProxy})
 	if err != nil {
 		return err
 	}

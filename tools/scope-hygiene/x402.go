@@ -31,7 +31,6 @@ type payConfig struct {
 	ChallengeKeyFile string
 	RatesCSV         string
 	CADBasis         string
-	ResourceURL      string
 	ReconcileEvery   time.Duration
 }
 
@@ -43,14 +42,13 @@ func payFlags(fs *flag.FlagSet, p *payConfig, getenv func(string) string) {
 		}
 		fs.StringVar(ptr, name, def, help+" (env "+envName(name)+")")
 	}
-	str(&p.Network, "x402-network", "devnet", "Solana cluster paid on: devnet or mainnet")
+	str(&p.Network, "x402-network", "", "Solana cluster paid on: mainnet or devnet (required with -x402-pay-to; only mainnet payments are revenue, devnet rows are house rows)")
 	str(&p.RPCURL, "x402-rpc-url", "", "Solana JSON-RPC URL (default: the network's public endpoint)")
 	str(&p.FeePayerFile, "x402-fee-payer-file", "var/x402-fee-payer.json", "fee-payer keypair (solana-keygen JSON); generated on first run when missing")
 	str(&p.PayTo, "x402-pay-to", "", "operator wallet receiving USDC (its USDC token account must exist); payments are disabled when empty")
 	str(&p.ChallengeKeyFile, "x402-challenge-key-file", "var/x402-challenge.key", "HMAC key for payment challenges (hex, >= 32 bytes); generated when missing; env SCOPE_HYGIENE_X402_CHALLENGE_KEY also works")
 	str(&p.RatesCSV, "x402-rates-csv", "", "daily USD/CAD rates CSV (date,rate) for the ledger's CAD block; days missing are cad_pending")
 	str(&p.CADBasis, "x402-cad-basis", x402.DefaultCADBasis, "basis stated with every CAD rate")
-	str(&p.ResourceURL, "x402-resource-url", "/audit", "resource URL advertised in PAYMENT-REQUIRED")
 	p.ReconcileEvery = 15 * time.Second
 }
 
@@ -119,7 +117,7 @@ func loadChallengeKey(path string, getenv func(string) string) ([]byte, error) {
 // startPayments builds the x402 gate, runs the startup checks and starts the reconciler.
 // It returns nil (the API's default: 402 stating the price, no payment accepted) when no payTo
 // wallet is configured.
-func startPayments(ctx context.Context, p payConfig, st store.Store, logger *slog.Logger) (api.Payments, error) {
+func startPayments(ctx context.Context, p payConfig, price x402.Price, st store.Store, logger *slog.Logger) (api.Payments, error) {
 	if p.PayTo == "" {
 		logger.Warn("x402 payments disabled: no payTo wallet configured (set -x402-pay-to or SCOPE_HYGIENE_X402_PAY_TO)")
 		return nil, nil
@@ -155,7 +153,7 @@ func startPayments(ctx context.Context, p payConfig, st store.Store, logger *slo
 	if err != nil {
 		return nil, err
 	}
-	cfg := &x402.Config{Network: nw, RPCURL: rpcURL, FeePayer: fee, PayTo: payTo, ChallengeKey: ck, ResourceURL: p.ResourceURL}
+	cfg := &x402.Config{Network: nw, RPCURL: rpcURL, FeePayer: fee, PayTo: payTo, ChallengeKey: ck, Price: price}
 	rpc := x402.NewSolanaRPC(rpcURL)
 	g, err := gate.New(cfg, rpc, ss.Settlements(), rates, logger, nil)
 	if err != nil {

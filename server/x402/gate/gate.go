@@ -60,15 +60,42 @@ func New(cfg *x402.Config, r x402.RPC, st x402.SettlementStore, rates *x402.Rate
 	return &Gate{cfg: cfg, ch: ch, ver: v, settler: s, rates: rates, log: log, now: now}, nil
 }
 
+// Network names the network payments are taken on (GET /criteria states it).
+func (g *Gate) Network() (caip2, name string, revenue bool) {
+	return g.cfg.Network.CAIP2, g.cfg.Network.Name, g.cfg.Network.IsMainnet()
+}
+
 // Settler exposes the settlement state machine (reconciler, tests).
 func (g *Gate) Settler() *x402.Settler { return g.settler }
 
-// paymentRequiredBody is the JSON body of our 402 (the header carries the protocol object).
+// paymentRequiredBody is the JSON body of our 402: the PaymentRequired object of the header
+// (x402Version, error, resource, accepts, extensions) plus the price as the criteria state it
+// and the network, for readers that do not decode the header (schema/payment-required.schema.json).
 type paymentRequiredBody struct {
-	Kind  string    `json:"kind"`
-	Op    string    `json:"op"`
-	Error string    `json:"error"`
-	Price api.Price `json:"price"`
+	x402.PaymentRequired
+	Kind    string    `json:"kind"`
+	Op      string    `json:"op"`
+	Price   api.Price `json:"price"`
+	Network string    `json:"network"`
+}
+
+// ReasonHeaderMalformed is the 400 reason of a PAYMENT-SIGNATURE that does not decode.
+const ReasonHeaderMalformed = "payment_header_malformed"
+
+// PaymentError is the body of a payment answer that is not a 402 (400 malformed header, 503
+// settlement unavailable): schema/payment-error.schema.json. Every field is a static string.
+type PaymentError struct {
+	Kind   string `json:"kind"`
+	Error  string `json:"error"`
+	Detail string `json:"detail"`
+}
+
+// resourceURL is the configured resource URL, else the API's absolute URL of the route.
+func resourceURL(cfg *x402.Config, q api.Quote) string {
+	if cfg.ResourceURL != "" {
+		return cfg.ResourceURL
+	}
+	return q.ResourceURL
 }
 
 func cors(c echo.Context) {
@@ -83,7 +110,7 @@ func (g *Gate) require402(c echo.Context, q api.Quote, reason string, settle *x4
 		return err
 	}
 	pr := x402.PaymentRequired{X402Version: x402.Version, Error: reason,
-		Resource: x402.Resource{URL: g.cfg.ResourceURL, Description: "one scope-hygiene audit (memory-scope-hygiene/v1)", MimeType: "application/json"},
+		Resource: x402.Resource{URL: resourceURL(g.cfg, q), Description: "one scope-hygiene audit (memory-scope-hygiene/v1)", MimeType: "application/json"},
 		Accepts:  []x402.PaymentRequirements{g.cfg.Requirements(memo)}}
 	hv, err := x402.EncodeHeader(pr)
 	if err != nil {
@@ -98,13 +125,13 @@ func (g *Gate) require402(c echo.Context, q api.Quote, reason string, settle *x4
 		}
 	}
 	cors(c)
-	return c.JSON(http.StatusPaymentRequired, paymentRequiredBody{Kind: "payment_required", Op: q.Op, Error: reason,
-		Price: api.Price{USDCUnits: q.USDCUnits, Label: q.Label, Status: q.Status}})
+	return c.JSON(http.StatusPaymentRequired, paymentRequiredBody{PaymentRequired: pr, Kind: "payment_required", Op: q.Op,
+		Price: api.Price{USDCUnits: q.USDCUnits, Label: q.Label, Status: q.Status}, Network: g.cfg.Network.CAIP2})
 }
 
 // Require implements api.Payments.
 func (g *Gate) Require(c echo.Context, q api.Quote) (*api.Payment, error) {
-	if q.USDCUnits != int64(x402.PriceUnits) {
+	if q.USDCUnits != int64(g.cfg.Price.Units) {
 		return nil, errors.New("gate: quoted price differs from the x402 price")
 	}
 	hdr := c.Request().Header.Get(x402.HeaderPaymentSignature)
@@ -112,6 +139,14 @@ func (g *Gate) Require(c echo.Context, q api.Quote) (*api.Payment, error) {
 		return nil, g.require402(c, q, "PAYMENT-SIGNATURE header is required", nil)
 	}
 	ctx := c.Request().Context()
+	// A header that is not base64 JSON (or is over the size cap) is the client's malformed
+	// request, not a payment to refuse: 400 with a static reason, no fresh challenge.
+	if _, err := x402.DecodePaymentPayload(hdr); err != nil {
+		cors(c)
+		c.Response().Header().Set("Cache-Control", "no-store")
+		return nil, c.JSON(http.StatusBadRequest, PaymentError{Kind: "error", Error: ReasonHeaderMalformed,
+			Detail: "the PAYMENT-SIGNATURE header is not base64 of a JSON x402 PaymentPayload (or is over 8192 bytes)"})
+	}
 	v, err := g.ver.VerifyHeader(hdr)
 	if err != nil {
 		var rj *x402.Rejection
@@ -144,14 +179,14 @@ func (g *Gate) Require(c echo.Context, q api.Quote) (*api.Payment, error) {
 			if un.TxSig != "" {
 				msg = "payment settlement is pending: no audit was run; retry with the same PAYMENT-SIGNATURE and it will be honoured once the transaction is confirmed"
 			}
-			return nil, c.JSON(http.StatusServiceUnavailable, map[string]string{"kind": "error", "error": un.Reason, "detail": msg})
+			return nil, c.JSON(http.StatusServiceUnavailable, PaymentError{Kind: "error", Error: un.Reason, Detail: msg})
 		}
 		return nil, err
 	}
 	day := store.Day(g.now())
 	cad := g.rates.For(day)
 	fee := rc.FeeLamports
-	return &api.Payment{Payer: rc.Payer, TxID: rc.TxSig, FeeLamports: &fee, USDCUnits: int64(x402.PriceUnits),
+	return &api.Payment{Payer: rc.Payer, TxID: rc.TxSig, FeeLamports: &fee, USDCUnits: int64(g.cfg.Price.Units),
 		CAD: store.CADBlock{Rate: cad.Rate, RateDate: cad.RateDate, Basis: cad.Basis, Pending: cad.Pending}, Handle: rc}, nil
 }
 
