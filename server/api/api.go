@@ -23,6 +23,7 @@ import (
 	"github.com/scopehygiene/scope-hygiene/server/freetier"
 	"github.com/scopehygiene/scope-hygiene/server/metrics"
 	"github.com/scopehygiene/scope-hygiene/server/sign"
+	"github.com/scopehygiene/scope-hygiene/server/siwx"
 	"github.com/scopehygiene/scope-hygiene/server/store"
 )
 
@@ -84,6 +85,12 @@ type Config struct {
 	// PublicBaseURL is the service's public origin (e.g. https://audit.example.com): absolute
 	// resource URLs and sign-in-with-x domain and uri. Empty: http://<request Host>.
 	PublicBaseURL string
+	// ProofKey is the HMAC key of sign-in-with-x nonces, shared by replicas (random per process
+	// when empty: a challenge is then answerable on this replica only).
+	ProofKey []byte
+	// ProofBudgetPerMinute is how many challenges and failed proofs one client address gets a
+	// minute on this replica (siwx.DefaultPerMinute when 0).
+	ProofBudgetPerMinute int
 	// TrustProxy takes the client address from X-Forwarded-For (only behind a trusted proxy).
 	TrustProxy bool
 }
@@ -95,6 +102,9 @@ type Server struct {
 	gate     *freetier.Gate
 	criteria []byte
 	etag     string
+	// prover and proofBudget check sign-in-with-x proofs of caller wallets (caller.go).
+	prover      *siwx.Prover
+	proofBudget *siwx.Budget
 }
 
 // Context keys set by handlers for the observing middleware.
@@ -123,6 +133,11 @@ func New(cfg Config) (*Server, error) {
 	if err := s.renderCriteria(); err != nil {
 		return nil, err
 	}
+	var err error
+	if s.prover, err = newProver(cfg); err != nil {
+		return nil, err
+	}
+	s.proofBudget = siwx.NewBudget(cfg.ProofBudgetPerMinute, time.Minute, cfg.Now)
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.Logger.SetOutput(io.Discard)
@@ -245,15 +260,30 @@ const (
 	RuleHouseTokenInvalid = "house_token_invalid"
 )
 
+// precheck runs in the published order: body cap, every published refusal (engine refusals,
+// then caller_invalid), then the caller's proof when a wallet is named, then the allowance. A
+// refused or unproven request consumes no allowance and writes no row.
 func (s *Server) precheck(c echo.Context) error {
 	body, err := s.readBody(c)
 	if err != nil {
 		return done(err)
 	}
+	res, ref, err := s.cfg.Engine.Precheck(body, s.cfg.Now())
+	if err != nil {
+		return s.internal(c, "rule failed at run time")
+	}
+	if ref != nil {
+		return done(s.refuse(c, ref))
+	}
 	caller, err := freetier.CallerFromBody(body)
 	if err != nil {
 		return done(s.refuse(c, &Refusal{Rule: RuleCallerInvalid, Status: http.StatusBadRequest,
 			Body: map[string]any{"kind": "refusal", "rule": RuleCallerInvalid}}))
+	}
+	if caller != "" {
+		if err := s.proveCaller(c, caller, siwx.PurposePrecheck); err != nil {
+			return done(err)
+		}
 	}
 	d, err := s.gate.Take(c.Request().Context(), caller, c.RealIP())
 	if err != nil {
@@ -270,13 +300,6 @@ func (s *Server) precheck(c echo.Context) error {
 		return done(s.refuse(c, &Refusal{Rule: RuleFreeTierInterval, Status: http.StatusTooManyRequests,
 			Body: map[string]any{"kind": "refusal", "rule": RuleFreeTierInterval,
 				"min_interval_ms": s.gate.Limits.MinInterval.Milliseconds(), "retry_after_ms": d.RetryAfter.Milliseconds()}}))
-	}
-	res, ref, err := s.cfg.Engine.Precheck(body, s.cfg.Now())
-	if err != nil {
-		return s.internal(c, "rule failed at run time")
-	}
-	if ref != nil {
-		return done(s.refuse(c, ref))
 	}
 	s.cfg.Metrics.Results.WithLabelValues(s.cfg.Criteria.Revision(), "precheck", "free").Inc()
 	return s.signed(c, res)

@@ -3,6 +3,7 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"flag"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	solana "github.com/gagliardetto/solana-go"
 	"github.com/labstack/echo/v4"
 
 	"github.com/scopehygiene/scope-hygiene/server/api"
@@ -23,7 +25,11 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-const wallet = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
+// walletKey is the test caller's keypair; wallet is its base58 address.
+var (
+	walletKey = ed25519.NewKeyFromSeed(bytes.Repeat([]byte{42}, ed25519.SeedSize))
+	wallet    = solana.PublicKeyFromBytes(walletKey.Public().(ed25519.PublicKey)).String()
+)
 
 // export is a synthetic, canary-free export: two scopes sharing one text (one undeclared cluster).
 func export(extra map[string]any) []byte {
@@ -122,7 +128,7 @@ func TestRoutes(t *testing.T) {
 	}{
 		{"precheck", "POST", "/precheck", export(nil), nil, 200, "", "precheck"},
 		{"precheck too soon", "POST", "/precheck", export(nil), nil, 429, "", "free_tier_interval"},
-		{"precheck other wallet", "POST", "/precheck", export(map[string]any{"caller": wallet}), nil, 200, "", ""},
+		{"precheck other wallet", "POST", "/precheck", export(map[string]any{"caller": wallet}), map[string]string{"X-Prove": "1"}, 200, "", ""},
 		{"caller invalid", "POST", "/precheck", export(map[string]any{"caller": "not-base58-0OIl"}), nil, 400,
 			`{"kind":"refusal","rule":"caller_invalid"}` + "\n", ""},
 		{"malformed precheck", "POST", "/precheck?x=1", []byte(`{"caller":"TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA","family":"mem0","form":"full_text","records":[]}`),
@@ -151,7 +157,11 @@ func TestRoutes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := h.do(tc.method, tc.path, tc.body, tc.hdr)
+			hdr := tc.hdr
+			if tc.hdr["X-Prove"] != "" { // sign a fresh sign-in-with-x challenge with walletKey first
+				hdr = h.proven(tc.path, tc.body, walletKey)
+			}
+			r := h.do(tc.method, tc.path, tc.body, hdr)
 			if r.Status != tc.status {
 				t.Fatalf("status %d, want %d: %s", r.Status, tc.status, r.Body)
 			}
@@ -189,7 +199,7 @@ func TestRoutes(t *testing.T) {
 		`scope_hygiene_free_tier_refusals_total{status="429"} 3`,
 		`scope_hygiene_results_total{criteria_revision="1.0.0",op="audit",payer="house"} 1`,
 		`scope_hygiene_results_total{criteria_revision="1.0.0",op="precheck",payer="free"} 2`,
-		`scope_hygiene_tripwire_free_calls 3`,
+		`scope_hygiene_tripwire_free_calls 2`, // the malformed pre-check consumed nothing (published refusals come first)
 		`scope_hygiene_tripwire_house_calls 1`,
 		`scope_hygiene_tripwire_paid_calls 0`,
 		`scope_hygiene_tripwire_tripped{tripwire="free_over_10x_paid"} 1`,
@@ -211,12 +221,12 @@ func TestFreeTierDailyExhaustion(t *testing.T) {
 			perDay, interval := h.ps.FreeTier()
 			body := export(map[string]any{"caller": wallet})
 			for i := 0; i < perDay; i++ {
-				if r := h.do("POST", "/precheck", body, nil); r.Status != 200 {
+				if r := h.do("POST", "/precheck", body, h.proven("/precheck", body, walletKey)); r.Status != 200 {
 					t.Fatalf("call %d: %d %s", i, r.Status, r.Body)
 				}
 				h.clock.Advance(interval)
 			}
-			r := h.do("POST", "/precheck", body, nil)
+			r := h.do("POST", "/precheck", body, h.proven("/precheck", body, walletKey))
 			if r.Status != http.StatusPaymentRequired {
 				t.Fatalf("call %d: %d, want 402", perDay+1, r.Status)
 			}
@@ -226,7 +236,7 @@ func TestFreeTierDailyExhaustion(t *testing.T) {
 				t.Fatalf("address caller: %d", r.Status)
 			}
 			h.clock.Advance(24 * time.Hour)
-			if r := h.do("POST", "/precheck", body, nil); r.Status != 200 {
+			if r := h.do("POST", "/precheck", body, h.proven("/precheck", body, walletKey)); r.Status != 200 {
 				t.Fatalf("next day: %d", r.Status)
 			}
 		})
@@ -247,7 +257,8 @@ func TestFreeTierConcurrent(t *testing.T) {
 				if i%2 == 1 {
 					h = b
 				}
-				go func() { codes <- h.do("POST", "/precheck", body, nil).Status }()
+				hdr := h.proven("/precheck", body, walletKey)
+				go func() { codes <- h.do("POST", "/precheck", body, hdr).Status }()
 			}
 			n := map[int]int{}
 			for i := 0; i < 20; i++ {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"github.com/scopehygiene/scope-hygiene/server/engine"
 	"github.com/scopehygiene/scope-hygiene/server/metrics"
 	"github.com/scopehygiene/scope-hygiene/server/sign"
+	"github.com/scopehygiene/scope-hygiene/server/siwx"
 	"github.com/scopehygiene/scope-hygiene/server/store"
 	"github.com/scopehygiene/scope-hygiene/server/store/postgres"
 	"github.com/scopehygiene/scope-hygiene/server/store/sqlite"
@@ -116,7 +118,8 @@ func newHarness(t *testing.T, st store.Store, edit ...func(*api.Config)) *harnes
 		clock: &clock{t: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}}
 	cfg := api.Config{Criteria: ps, Document: doc, Engine: engine.Engine{PS: ps}, Store: st, Signer: h.signer,
 		PriceStatus: ps.Criteria().Price.Status, HouseToken: houseToken,
-		Logger: slog.New(slog.NewJSONHandler(h.logs, nil)), Metrics: metrics.New(), Now: h.clock.Now}
+		Logger: slog.New(slog.NewJSONHandler(h.logs, nil)), Metrics: metrics.New(), Now: h.clock.Now,
+		ProofKey: bytes.Repeat([]byte{5}, 32)}
 	cfg.Metrics.RegisterTripwires(st, 30*24*time.Hour, time.Second, h.clock.Now)
 	for _, f := range edit {
 		f(&cfg)
@@ -154,6 +157,35 @@ func (h *harness) do(method, path string, body []byte, hdr map[string]string) re
 	return response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
 }
 
+// proven asks for a sign-in-with-x challenge (the request unproven: a 401) and returns the
+// headers of a retry that carries key's proof over it.
+func (h *harness) proven(path string, body []byte, key ed25519.PrivateKey) map[string]string {
+	h.t.Helper()
+	r := h.do(http.MethodPost, path, body, nil)
+	if r.Status != http.StatusUnauthorized {
+		h.t.Fatalf("unproven request: status %d, want 401: %s", r.Status, r.Body)
+	}
+	var ch api.ProofChallenge
+	if err := json.Unmarshal(r.Body, &ch); err != nil {
+		h.t.Fatal(err)
+	}
+	hv, err := siwx.Sign(ch.Extensions[siwx.Extension], key)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return map[string]string{siwx.HeaderProof: hv}
+}
+
 func (h *harness) metricsText() string {
 	return string(h.do(http.MethodGet, "/metrics", nil, nil).Body)
+}
+
+// srvProver is a prover with the harness's key over its store (to forge challenges bound to
+// another host or purpose).
+func (h *harness) srvProver() *siwx.Prover {
+	p, err := siwx.New(bytes.Repeat([]byte{5}, 32), []string{"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"}, h.st.(siwx.NonceStore), h.clock.Now)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return p
 }

@@ -191,3 +191,17 @@ func Decide(now time.Time, day string, used int, lastMS int64, limits FreeLimits
 	}
 	return FreeDecision{Outcome: FreeTooSoon, Used: u, RetryAfter: wait}
 }
+
+// Sweeper deletes operational rows that have outlived their purpose, in bounded batches: spent
+// sign-in-with-x nonces past their challenge's expiry, and free-tier rows of a past day whose
+// minimum interval has passed (a new day starts every count at zero anyway). Both backends
+// implement it.
+type Sweeper interface {
+	Sweep(ctx context.Context, now time.Time, minInterval time.Duration, batch int) (SweepResult, error)
+}
+
+// SweepResult counts the rows one Sweep deleted.
+type SweepResult struct {
+	Nonces   int64
+	FreeTier int64
+}

@@ -34,6 +34,10 @@ type config struct {
 	// PublicBaseURL is the service's public origin (absolute x402 resource.url, sign-in-with-x
 	// domain and uri).
 	PublicBaseURL string
+	// ProofKeyFile holds the sign-in-with-x nonce HMAC key (replicas share it).
+	ProofKeyFile string
+	// ProofBudget is the per-address budget of challenges and failed proofs a minute.
+	ProofBudget int
 	// Pay configures x402 payments (x402.go).
 	Pay payConfig
 }
@@ -86,6 +90,16 @@ func serveFlags(fs *flag.FlagSet, c *config, getenv func(string) string) error {
 	boolean(&c.TrustProxy, "trust-proxy", false, "take the client address from X-Forwarded-For (free-tier key without caller); only behind a trusted proxy")
 	str(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	str(&c.PublicBaseURL, "public-base-url", "", "public origin of the service, e.g. https://audit.example.com (absolute x402 resource.url and sign-in-with-x uri; default http://<request Host>, for local use)")
+	str(&c.ProofKeyFile, "siwx-key-file", "var/siwx.key", "HMAC key of sign-in-with-x nonces (hex, >= 32 bytes), shared by replicas; generated when missing; env SCOPE_HYGIENE_SIWX_KEY also works")
+	budget := 30
+	if v := getenv(envName("siwx-budget")); v != "" {
+		if n, err := strconv.Atoi(v); err != nil || n <= 0 {
+			errs = append(errs, envName("siwx-budget")+": not a positive integer")
+		} else {
+			budget = n
+		}
+	}
+	fs.IntVar(&c.ProofBudget, "siwx-budget", budget, "sign-in-with-x challenges and failed proofs per client address a minute, per replica (env "+envName("siwx-budget")+")")
 	payFlags(fs, &c.Pay, getenv)
 	c.HouseToken = getenv("SCOPE_HYGIENE_HOUSE_TOKEN")
 	if len(errs) > 0 {

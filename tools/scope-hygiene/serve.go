@@ -21,6 +21,7 @@ import (
 	"github.com/scopehygiene/scope-hygiene/server/engine"
 	"github.com/scopehygiene/scope-hygiene/server/metrics"
 	"github.com/scopehygiene/scope-hygiene/server/sign"
+	"github.com/scopehygiene/scope-hygiene/server/store"
 	"github.com/scopehygiene/scope-hygiene/server/x402"
 )
 
@@ -98,10 +99,17 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 	if err != nil {
 		return err
 	}
+	proofKey, err := loadChallengeKey(c.ProofKeyFile, "SCOPE_HYGIENE_SIWX_KEY", getenv)
+	if err != nil {
+		return fmt.Errorf("sign-in-with-x key: %w", err)
+	}
+	if sw, ok := st.(store.Sweeper); ok {
+		go sweep(ctx, sw, ps, logger)
+	}
 	m := metrics.New()
 	m.RegisterTripwires(st, 30*24*time.Hour, 2*time.Second, time.Now)
 	srv, err := api.New(api.Config{Criteria: ps, Document: doc, Engine: engine.Engine{PS: ps}, Store: st,
-		Signer: signer, Payments: pay, PriceStatus: ps.Criteria().Price.Status, HouseToken: c.HouseToken, PublicBaseURL: c.PublicBaseURL, Logger: logger, Metrics: m, TrustProxy: c.TrustProxy})
+		Signer: signer, Payments: pay, PriceStatus: ps.Criteria().Price.Status, HouseToken: c.HouseToken, PublicBaseURL: c.PublicBaseURL, ProofKey: proofKey, ProofBudgetPerMinute: c.ProofBudget, Logger: logger, Metrics: m, TrustProxy: c.TrustProxy})
 	if err != nil {
 		return err
 	}
@@ -138,6 +146,30 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// sweep deletes spent nonces and finished free-tier rows every minute, in batches of 1,000.
+func sweep(ctx context.Context, sw store.Sweeper, ps *rules.ProgramSet, logger *slog.Logger) {
+	_, interval := ps.FreeTier()
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			for i := 0; i < 10; i++ {
+				r, err := sw.Sweep(ctx, time.Now(), interval, 1000)
+				if err != nil {
+					logger.Warn("sweep failed", "reason", "store_error")
+					break
+				}
+				if r.Nonces < 1000 && r.FreeTier < 1000 {
+					break
+				}
+			}
+		}
+	}
 }
 
 // timeoutBody is the static answer to a request that ran out of time.

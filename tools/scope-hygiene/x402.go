@@ -79,8 +79,8 @@ func loadFeePayer(path string) (solana.PrivateKey, bool, error) {
 	return k, false, nil
 }
 
-// loadChallengeKey reads the challenge HMAC key from env or file, creating the file when missing.
-func loadChallengeKey(path string, getenv func(string) string) ([]byte, error) {
+// loadChallengeKey reads an HMAC key (payment challenges, sign-in-with-x nonces) from env or file, creating the file when missing.
+func loadChallengeKey(path, env string, getenv func(string) string) ([]byte, error) {
 	parse := func(s string) ([]byte, error) {
 		s = strings.TrimSpace(s)
 		if b, err := hex.DecodeString(s); err == nil && len(b) >= 32 {
@@ -91,7 +91,7 @@ func loadChallengeKey(path string, getenv func(string) string) ([]byte, error) {
 		}
 		return nil, errors.New("x402: challenge key must be at least 32 bytes (64 hex digits)")
 	}
-	if v := getenv("SCOPE_HYGIENE_X402_CHALLENGE_KEY"); v != "" {
+	if v := getenv(env); v != "" {
 		return parse(v)
 	}
 	b, err := os.ReadFile(path)
@@ -141,7 +141,7 @@ func startPayments(ctx context.Context, p payConfig, price x402.Price, st store.
 	if created {
 		logger.Warn("generated an x402 fee-payer key; fund it with SOL", "fee_payer", fee.PublicKey().String(), "file", p.FeePayerFile)
 	}
-	ck, err := loadChallengeKey(p.ChallengeKeyFile, getenv)
+	ck, err := loadChallengeKey(p.ChallengeKeyFile, "SCOPE_HYGIENE_X402_CHALLENGE_KEY", getenv)
 	if err != nil {
 		return nil, err
 	}

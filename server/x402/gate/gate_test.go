@@ -110,7 +110,7 @@ func TestPriceComesFromCriteria(t *testing.T) {
 			schematest.Check(t, "payment-required", "", rec.Body.Bytes())
 			var body struct {
 				Price struct {
-					USDCUnits    json.Number `json:"usdc_units"`
+					USDCUnits     json.Number `json:"usdc_units"`
 					Label, Status string
 				}
 				Network  string
