@@ -332,7 +332,9 @@ func (s *Server) audit(c echo.Context) error {
 	if !house {
 		pay, err = s.cfg.Payments.Require(c, Quote{Op: store.OpAudit, USDCUnits: s.cfg.Criteria.PriceUnits(),
 			Label: s.cfg.Criteria.PriceLabel(), Status: s.cfg.PriceStatus, CriteriaRevision: s.cfg.Criteria.Revision(),
-			ResourceURL: s.absURL(c, "/audit")})
+			ResourceURL: s.absURL(c, "/audit"),
+			ProveCaller: func(wallet, purpose string) error { return s.proveCaller(c, wallet, purpose) },
+			Challenge:   func(purpose string) (siwx.Challenge, error) { return s.prover.Challenge(s.proofTarget(c, purpose)) }})
 		if err != nil {
 			return s.internal(c, "payment check failed")
 		}
@@ -368,7 +370,13 @@ func (s *Server) audit(c echo.Context) error {
 		return s.internal(c, "ledger write failed")
 	}
 	s.cfg.Metrics.Results.WithLabelValues(res.CriteriaRevision, store.OpAudit, payer).Inc()
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, doc)
+	if err := c.Blob(http.StatusOK, echo.MIMEApplicationJSON, doc); err != nil {
+		return err // not delivered (a timeout answered, the client left): the payer may resume
+	}
+	if d, ok := s.cfg.Payments.(Deliverer); ok && pay != nil && c.Request().Context().Err() == nil {
+		d.Delivered(c, pay)
+	}
+	return nil
 }
 
 // absURL is the absolute URL of route on this service: the configured public base URL, or the

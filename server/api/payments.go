@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/scopehygiene/scope-hygiene/server/siwx"
 	"github.com/scopehygiene/scope-hygiene/server/store"
 )
 
@@ -19,6 +20,19 @@ type Quote struct {
 	ResourceURL string
 	// Network is the CAIP-2 id of the network payments are taken on ("" without payments).
 	Network string
+	// ProveCaller checks that the request carries a sign-in-with-x proof by wallet for
+	// purpose; when it does not, it has answered (401 with a fresh challenge bound to purpose,
+	// 429 out of budget) and returns non-nil.
+	ProveCaller func(wallet, purpose string) error
+	// Challenge issues a sign-in-with-x challenge for purpose on this route (e.g. the resume
+	// challenge of a 202).
+	Challenge func(purpose string) (siwx.Challenge, error)
+}
+
+// Deliverer is implemented by a Payments that records delivery: the API calls Delivered only
+// after the whole 200 body was written without error.
+type Deliverer interface {
+	Delivered(c echo.Context, p *Payment)
 }
 
 // Payment is a verified payment for one audit, as the ledger records it.

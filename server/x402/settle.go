@@ -124,6 +124,18 @@ func (s *Settler) Settle(ctx context.Context, ver *Verified) (*Receipt, error) {
 		Payer: ver.Payer.String(), Network: s.cfg.Network.CAIP2, Blockhash: ver.Blockhash.String(),
 		Status: StatusReserved, CreatedAt: now, UpdatedAt: now,
 	}
+	if ver.ChallengeExpired {
+		// Only an existing settlement (a resume) may use an expired challenge; nothing new is
+		// reserved or broadcast on it.
+		ex, err := s.store.Get(ctx, row.TxSig)
+		if errors.Is(err, ErrSettlementNotFound) {
+			return nil, reject("C02", ReasonChallengeExpired)
+		}
+		if err != nil {
+			return nil, unavailable("S18", "settlement_store_unavailable")
+		}
+		return s.onExisting(ctx, ver, signed, sig, ex)
+	}
 	// S18: reserve the transaction id before anything can be broadcast.
 	existing, err := s.store.Reserve(ctx, row)
 	if errors.Is(err, ErrChallengeUsed) {
@@ -136,6 +148,16 @@ func (s *Settler) Settle(ctx context.Context, ver *Verified) (*Receipt, error) {
 		return s.onExisting(ctx, ver, signed, sig, existing)
 	}
 	return s.broadcast(ctx, signed, sig, row)
+}
+
+// Lookup returns the settlement row of the payment ver, or ErrSettlementNotFound: the API
+// asks it before settling, to tell a resume (which needs the payer's proof) from a first payment.
+func (s *Settler) Lookup(ctx context.Context, ver *Verified) (*Settlement, error) {
+	_, sig, err := ver.CoSign(s.cfg.FeePayer)
+	if err != nil {
+		return nil, fmt.Errorf("x402: lookup: cosign: %w", err)
+	}
+	return s.store.Get(ctx, sig.String())
 }
 
 // release marks a never-broadcast or provably dead row released with a reason.

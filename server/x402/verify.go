@@ -94,6 +94,9 @@ type Verified struct {
 	Challenge string
 	// ChallengeExpiry is the expiry encoded in the challenge.
 	ChallengeExpiry time.Time
+	// ChallengeExpired is true when the challenge can no longer be paid: only a payment whose
+	// settlement row exists (a resume) may go on.
+	ChallengeExpired bool
 	// ComputeUnits and MicroLamportsPerCU are the compute budget the client asked for.
 	ComputeUnits       uint32
 	MicroLamportsPerCU uint64
@@ -160,13 +163,17 @@ func (v *Verifier) VerifyPayload(p *PaymentPayload) (*Verified, error) {
 	if a.Extra.FeePayer != v.feePayer.String() {
 		return nil, reject("C03", ReasonFeePayerNotManaged)
 	}
-	// C02b: the challenge is one we issued and is still payable.
+	// C02b: the challenge is one we issued and is still payable. An expired one still
+	// identifies a payment that may already have settled (a resume, whose window does not
+	// depend on the challenge's life): the result carries ChallengeExpired and the caller
+	// refuses it unless its settlement row exists.
 	exp, err := v.ch.Check(a.Extra.Memo)
+	expired := false
 	if err != nil {
-		if err == ErrChallengeExpired {
-			return nil, reject("C02", ReasonChallengeExpired)
+		if err != ErrChallengeExpired {
+			return nil, reject("C02", ReasonChallengeInvalid)
 		}
-		return nil, reject("C02", ReasonChallengeInvalid)
+		expired = true
 	}
 	raw, err := base64.StdEncoding.DecodeString(p.Payload.Transaction)
 	if err != nil {
@@ -176,7 +183,7 @@ func (v *Verifier) VerifyPayload(p *PaymentPayload) (*Verified, error) {
 	if err != nil {
 		return nil, err
 	}
-	ver.ChallengeExpiry = exp
+	ver.ChallengeExpiry, ver.ChallengeExpired = exp, expired
 	return ver, nil
 }
 

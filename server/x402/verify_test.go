@@ -1,6 +1,7 @@
 package x402
 
 import (
+	"context"
 	"encoding/base64"
 	"strings"
 	"testing"
@@ -73,11 +74,6 @@ func TestChecklistMutations(t *testing.T) {
 		{name: "C02_accepted_timeout", pay: func(p *PaymentPayload) { p.Accepted.MaxTimeoutSeconds = 3600 }, item: "C02", reason: ReasonNoMatchingRequirements},
 		{name: "C02_challenge_forged", pay: func(p *PaymentPayload) { p.Accepted.Extra.Memo = k.memo[:len(k.memo)-2] + "AA" }, item: "C02", reason: ReasonChallengeInvalid},
 		{name: "C02_challenge_missing", pay: func(p *PaymentPayload) { p.Accepted.Extra.Memo = "" }, item: "C02", reason: ReasonChallengeInvalid},
-		{name: "C02_challenge_expired", pay: func(p *PaymentPayload) {
-			old := NewChallenger(k.cfg, func() time.Time { return k.now.Add(-time.Hour) })
-			m, _, _ := old.Issue()
-			p.Accepted.Extra.Memo = m
-		}, item: "C02", reason: ReasonChallengeExpired},
 		{name: "C03_fee_payer_missing", pay: func(p *PaymentPayload) { p.Accepted.Extra.FeePayer = "" }, item: "C03", reason: ReasonMissingFeePayer},
 		{name: "C03_fee_payer_not_ours", pay: func(p *PaymentPayload) { p.Accepted.Extra.FeePayer = other.PublicKey().String() }, item: "C03", reason: ReasonFeePayerNotManaged},
 		{name: "C04_transaction_not_base64", pay: func(p *PaymentPayload) { p.Payload.Transaction = "***" }, item: "C04", reason: ReasonUndecodable},
@@ -296,5 +292,45 @@ func TestHeaderEncoding(t *testing.T) {
 	back, err := DecodePaymentRequired(h)
 	if err != nil || back.Accepts[0].Amount != "50000" || back.Accepts[0].Extra.Memo != k.memo {
 		t.Fatalf("round trip: %+v %v", back, err)
+	}
+}
+
+// TestExpiredChallengeOnlyResumes: a payment answering an expired challenge passes the offline
+// checks marked expired; the settler refuses it (C02 challenge_expired) without reserving or
+// broadcasting anything unless its settlement row exists, so a resume outlives the challenge.
+func TestExpiredChallengeOnlyResumes(t *testing.T) {
+	k := newKit(t)
+	old := NewChallenger(k.cfg, func() time.Time { return k.now.Add(-time.Hour) })
+	m, _, _ := old.Issue()
+	p := k.valid()
+	p.ixs[3] = memoIx(m)
+	pl := k.payload(k.build(t, p))
+	pl.Accepted.Extra.Memo = m
+	ver, err := k.v.VerifyHeader(k.header(t, pl))
+	if err != nil || !ver.ChallengeExpired {
+		t.Fatalf("verify: %v expired=%v, want a verified payment marked expired", err, ver != nil && ver.ChallengeExpired)
+	}
+	st := NewMemStore()
+	s, err := NewSettler(k.cfg, nil, st, func() time.Time { return k.now })
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Settle(context.Background(), ver)
+	if rj, ok := err.(*Rejection); !ok || rj.Item != "C02" || rj.Reason != ReasonChallengeExpired {
+		t.Fatalf("settle without a row: %v, want C02/challenge_expired", err)
+	}
+	if rows, _ := st.List(context.Background(), StatusReserved, 10); len(rows) != 0 {
+		t.Fatal("an expired challenge reserved a row")
+	}
+	// With a settled, undelivered row the same payment resumes (no RPC needed).
+	_, sig, _ := ver.CoSign(k.cfg.FeePayer)
+	settled := k.now.Add(-time.Minute)
+	if _, err := st.Reserve(context.Background(), &Settlement{TxSig: sig.String(), Challenge: m, Payer: ver.Payer.String(),
+		Status: StatusSettled, SettledAt: &settled, UpdatedAt: settled, CreatedAt: settled}); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := s.Settle(context.Background(), ver)
+	if err != nil || !rc.Resumed && rc.TxSig != sig.String() {
+		t.Fatalf("resume on an expired challenge: %v", err)
 	}
 }

@@ -92,6 +92,8 @@ type SettlementResponse struct {
 	Transaction string `json:"transaction"`
 	Network     string `json:"network"`
 	Amount      string `json:"amount,omitempty"`
+	// Status is "pending" on a 202: broadcast, not yet confirmed (resume to collect).
+	Status string `json:"status,omitempty"`
 }
 
 // ErrHeaderTooLarge is returned when a PAYMENT-SIGNATURE header exceeds MaxHeaderBytes.

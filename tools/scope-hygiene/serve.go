@@ -106,6 +106,13 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 	if sw, ok := st.(store.Sweeper); ok {
 		go sweep(ctx, sw, ps, logger)
 	}
+	if g, ok := pay.(interface{ Settler() *x402.Settler }); ok {
+		// The request budget covers the confirmation budget: a payment still unconfirmed when
+		// the request must end is answered 202 with its transaction, never a bare timeout.
+		if budget := c.RequestTimeout - 2*time.Second; budget > time.Second && budget < g.Settler().ConfirmTimeout {
+			g.Settler().ConfirmTimeout = budget
+		}
+	}
 	m := metrics.New()
 	m.RegisterTripwires(st, 30*24*time.Hour, 2*time.Second, time.Now)
 	srv, err := api.New(api.Config{Criteria: ps, Document: doc, Engine: engine.Engine{PS: ps}, Store: st,

@@ -50,6 +50,25 @@ func Compile(t testing.TB, name, pointer string) *jsonschema.Schema {
 	if err := c.AddResource(url, doc); err != nil {
 		t.Fatal(err)
 	}
+	// Every other published schema is available for $ref.
+	all, _ := filepath.Glob(filepath.Join(root(t), "schema", "*.schema.json"))
+	for _, f := range all {
+		other := filepath.Base(f)
+		if other == name+".schema.json" {
+			continue
+		}
+		ob, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		od, err := jsonschema.UnmarshalJSON(bytes.NewReader(ob))
+		if err != nil {
+			t.Fatalf("schema %s: %v", other, err)
+		}
+		if err := c.AddResource(baseURL+other, od); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s, err := c.Compile(url + "#" + pointer)
 	if err != nil {
 		t.Fatalf("schema %s: %v", name, err)

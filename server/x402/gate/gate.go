@@ -9,11 +9,14 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
+	solana "github.com/gagliardetto/solana-go"
 	"github.com/labstack/echo/v4"
 
 	"github.com/scopehygiene/scope-hygiene/server/api"
+	"github.com/scopehygiene/scope-hygiene/server/siwx"
 	"github.com/scopehygiene/scope-hygiene/server/store"
 	"github.com/scopehygiene/scope-hygiene/server/x402"
 )
@@ -28,8 +31,12 @@ type Gate struct {
 	ver     *x402.Verifier
 	settler *x402.Settler
 	rates   *x402.Rates
+	rpc     x402.RPC
 	log     *slog.Logger
 	now     func() time.Time
+
+	accMu    sync.Mutex
+	accounts map[string]accountEntry
 }
 
 var _ api.Payments = (*Gate)(nil)
@@ -57,7 +64,7 @@ func New(cfg *x402.Config, r x402.RPC, st x402.SettlementStore, rates *x402.Rate
 	if err != nil {
 		return nil, err
 	}
-	return &Gate{cfg: cfg, ch: ch, ver: v, settler: s, rates: rates, log: log, now: now}, nil
+	return &Gate{cfg: cfg, ch: ch, ver: v, settler: s, rates: rates, rpc: r, log: log, now: now, accounts: map[string]accountEntry{}}, nil
 }
 
 // Network names the network payments are taken on (GET /criteria states it).
@@ -156,6 +163,17 @@ func (g *Gate) Require(c echo.Context, q api.Quote) (*api.Payment, error) {
 		}
 		return nil, err
 	}
+	// A payment that already has a live settlement row is a resume (or a replay): only its
+	// payer, proving the wallet over a challenge bound to this transaction, gets anything.
+	if row, err := g.settler.Lookup(ctx, v); err == nil {
+		if (row.Status == x402.StatusSettled || row.Status == x402.StatusSubmitted) && q.ProveCaller != nil {
+			if err := q.ProveCaller(row.Payer, siwx.PurposeResumePrefix+row.TxSig); err != nil {
+				return nil, nil // answered: 401 with a challenge bound to resume:<transaction>
+			}
+		}
+	} else if !errors.Is(err, x402.ErrSettlementNotFound) {
+		return nil, g.unavailable(c, &x402.Unavailable{Item: "S18", Reason: "settlement_store_unavailable"}, v)
+	}
 	rc, err := g.settler.Settle(ctx, v)
 	if err != nil {
 		var rj *x402.Rejection
@@ -166,20 +184,10 @@ func (g *Gate) Require(c echo.Context, q api.Quote) (*api.Payment, error) {
 			return nil, g.require402(c, q, rj.Reason, &x402.SettlementResponse{Success: false, ErrorReason: rj.Reason,
 				Network: g.cfg.Network.CAIP2, Payer: v.Payer.String()})
 		case errors.As(err, &un):
-			g.log.Warn("payment not settled", "item", un.Item, "reason", un.Reason, "pending", un.TxSig != "")
-			h := c.Response().Header()
-			h.Set("Retry-After", strconv.Itoa(10))
-			h.Set("Cache-Control", "no-store")
-			if sv, err := x402.EncodeHeader(x402.SettlementResponse{Success: false, ErrorReason: un.Reason,
-				Transaction: un.TxSig, Network: g.cfg.Network.CAIP2, Payer: v.Payer.String()}); err == nil {
-				h.Set(x402.HeaderPaymentResponse, sv)
-			}
-			cors(c)
-			msg := "payment could not be settled now: no audit was run and nothing was charged; retry later"
 			if un.TxSig != "" {
-				msg = "payment settlement is pending: no audit was run; retry with the same PAYMENT-SIGNATURE and it will be honoured once the transaction is confirmed"
+				return nil, g.pending(c, q, un, v)
 			}
-			return nil, c.JSON(http.StatusServiceUnavailable, PaymentError{Kind: "error", Error: un.Reason, Detail: msg})
+			return nil, g.unavailable(c, un, v)
 		}
 		return nil, err
 	}
@@ -198,6 +206,8 @@ func (g *Gate) Settle(c echo.Context, p *api.Payment, entry store.LedgerEntry, a
 		return errors.New("gate: payment without a receipt")
 	}
 	api.FillPayment(&entry, p)
+	// Only mainnet is revenue: a payment on any other network is booked as a house row.
+	entry.House = entry.House || !g.cfg.Network.IsMainnet()
 	if err := g.settler.RecordLedger(c.Request().Context(), rc, func() (int64, error) { return appendLedger(entry) }); err != nil {
 		g.Abandon(c, p)
 		return err
@@ -208,14 +218,113 @@ func (g *Gate) Settle(c echo.Context, p *api.Payment, entry store.LedgerEntry, a
 	}
 	c.Response().Header().Set(x402.HeaderPaymentResponse, sv)
 	cors(c)
-	c.Response().After(func() {
-		if c.Response().Status == http.StatusOK {
-			if err := g.settler.Delivered(context.Background(), rc); err != nil {
-				g.log.Warn("settlement not marked delivered", "reason", "store_error")
-			}
-		}
-	})
 	return nil
+}
+
+// unavailable answers 503: nothing was broadcast, nothing charged.
+func (g *Gate) unavailable(c echo.Context, un *x402.Unavailable, v *x402.Verified) error {
+	g.log.Warn("payment not settled", "item", un.Item, "reason", un.Reason)
+	h := c.Response().Header()
+	h.Set("Retry-After", strconv.Itoa(10))
+	h.Set("Cache-Control", "no-store")
+	if sv, err := x402.EncodeHeader(x402.SettlementResponse{Success: false, ErrorReason: un.Reason,
+		Network: g.cfg.Network.CAIP2, Payer: v.Payer.String()}); err == nil {
+		h.Set(x402.HeaderPaymentResponse, sv)
+	}
+	cors(c)
+	return c.JSON(http.StatusServiceUnavailable, PaymentError{Kind: "error", Error: un.Reason,
+		Detail: "payment could not be settled now: no audit was run and nothing was charged; retry later"})
+}
+
+// Pending is the 202 body of a broadcast payment whose confirmation outlasted this request
+// (schema/payment-pending.schema.json).
+type Pending struct {
+	Status      string `json:"status"`
+	Transaction string `json:"transaction"`
+	Network     string `json:"network"`
+	Resume      Resume `json:"resume"`
+}
+
+// Resume says how the payer collects the report of a pending or undelivered payment.
+type Resume struct {
+	Route    string         `json:"route"`
+	Until    string         `json:"until"`
+	RunsLeft int            `json:"runs_left"`
+	How      string         `json:"how"`
+	SIWX     siwx.Challenge `json:"sign-in-with-x"`
+}
+
+// resumeHow is the static instruction of a 202.
+const resumeHow = "Re-send POST /audit with the same export and the same PAYMENT-SIGNATURE, adding a SIGN-IN-WITH-X proof signed by the payer wallet over a challenge bound to resume:<transaction> (this one, or the fresh one a 401 gives); the report is delivered without a second charge once the transaction is confirmed."
+
+// pending answers 202 with PAYMENT-RESPONSE naming the broadcast transaction: never a bare
+// timeout for a payment whose USDC may have moved.
+func (g *Gate) pending(c echo.Context, q api.Quote, un *x402.Unavailable, v *x402.Verified) error {
+	g.log.Info("payment pending", "item", un.Item, "reason", un.Reason)
+	h := c.Response().Header()
+	h.Set("Retry-After", strconv.Itoa(5))
+	h.Set("Cache-Control", "no-store")
+	if sv, err := x402.EncodeHeader(x402.SettlementResponse{Success: true, Transaction: un.TxSig,
+		Network: g.cfg.Network.CAIP2, Payer: v.Payer.String(), Status: "pending"}); err == nil {
+		h.Set(x402.HeaderPaymentResponse, sv)
+	}
+	cors(c)
+	body := Pending{Status: "pending", Transaction: un.TxSig, Network: g.cfg.Network.CAIP2,
+		Resume: Resume{Route: "/audit", Until: g.now().UTC().Add(g.settler.ResumeWindow).Format(time.RFC3339),
+			RunsLeft: g.settler.MaxClaims, How: resumeHow}}
+	if q.Challenge != nil {
+		ch, err := q.Challenge(siwx.PurposeResumePrefix + un.TxSig)
+		if err != nil {
+			return err
+		}
+		body.Resume.SIWX = ch
+	}
+	return c.JSON(http.StatusAccepted, body)
+}
+
+// Delivered implements api.Deliverer: the whole 200 body was written, so no resume remains.
+func (g *Gate) Delivered(c echo.Context, p *api.Payment) {
+	if rc, ok := p.Handle.(*x402.Receipt); ok {
+		if err := g.settler.Delivered(context.Background(), rc); err != nil {
+			g.log.Warn("settlement not marked delivered", "reason", "store_error")
+		}
+	}
+}
+
+// HasTokenAccount implements api.WalletChecker: whether wallet's USDC associated token account
+// exists on the payment network (one RPC read, cached ten minutes).
+func (g *Gate) HasTokenAccount(ctx context.Context, wallet string) (bool, error) {
+	pk, err := solana.PublicKeyFromBase58(wallet)
+	if err != nil {
+		return false, nil
+	}
+	g.accMu.Lock()
+	if e, ok := g.accounts[wallet]; ok && g.now().Before(e.until) {
+		g.accMu.Unlock()
+		return e.has, nil
+	}
+	g.accMu.Unlock()
+	ata, _, err := solana.FindAssociatedTokenAddress(pk, g.cfg.Network.USDCMint)
+	if err != nil {
+		return false, nil
+	}
+	acc, err := g.rpc.Account(ctx, ata)
+	if err != nil {
+		return false, err
+	}
+	has := acc != nil && (acc.Owner.Equals(solana.TokenProgramID) || acc.Owner.Equals(solana.Token2022ProgramID))
+	g.accMu.Lock()
+	if len(g.accounts) >= 100000 {
+		g.accounts = map[string]accountEntry{}
+	}
+	g.accounts[wallet] = accountEntry{has: has, until: g.now().Add(10 * time.Minute)}
+	g.accMu.Unlock()
+	return has, nil
+}
+
+type accountEntry struct {
+	has   bool
+	until time.Time
 }
 
 // Abandon implements api.Payments: the paid audit was not produced, so the payer may resume.
