@@ -309,7 +309,8 @@ func TestX402EndToEnd(t *testing.T) {
 			}
 		}
 		if row == nil || row.SolanaFeeLamports == nil || *row.SolanaFeeLamports != spent || spent != 10001 ||
-			row.PayerWallet != alice.String() || row.PriceUSDCUnits != 50000 || row.CAD.Pending || row.CAD.Rate != "1.3990" || row.House {
+			row.PayerWallet != alice.String() || row.PriceUSDCUnits != 50000 || row.CAD.Pending || row.CAD.Rate != "1.3990" || !row.House {
+			// A devnet payment is test money: booked house, never revenue.
 			t.Fatalf("ledger row %+v (fee payer spent %d)", row, spent)
 		}
 		t.Logf("happy path: tx %s, fee %d lamports", happyTx, spent)
@@ -405,6 +406,8 @@ func TestX402EndToEnd(t *testing.T) {
 			t.Fatal("expired payment wrote a ledger row")
 		}
 	})
+
+	siwxCases(t, w)
 
 	// Every paid row is unique per transaction.
 	for tx, n := range paidRows() {
