@@ -138,6 +138,9 @@ func (s *Settler) Settle(ctx context.Context, ver *Verified) (*Receipt, error) {
 	}
 	// S18: reserve the transaction id before anything can be broadcast.
 	existing, err := s.store.Reserve(ctx, row)
+	if errors.Is(err, ErrPayerBusy) {
+		return nil, reject("S18", ReasonPayerBusy)
+	}
 	if errors.Is(err, ErrChallengeUsed) {
 		return nil, reject("S18", ReasonDuplicateSettlement)
 	}

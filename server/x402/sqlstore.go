@@ -63,7 +63,7 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
 ON CONFLICT (tx_sig) DO NOTHING`), args(r)...)
 	if err != nil {
 		if s.db.IsUniqueViolation(err) {
-			return nil, ErrChallengeUsed
+			return nil, s.whichUnique(ctx, r)
 		}
 		return nil, fmt.Errorf("x402: reserve settlement: %w", err)
 	}
@@ -77,6 +77,21 @@ ON CONFLICT (tx_sig) DO NOTHING`), args(r)...)
 	return ex, nil
 }
 
+// whichUnique names the unique rule a write of r broke: the payer's one in-flight payment
+// (index of migration 0091) or the challenge's one live payment.
+func (s *SQLStore) whichUnique(ctx context.Context, r *Settlement) error {
+	busy := false
+	err := s.db.QueryRows(ctx, s.q(`SELECT tx_sig FROM x402_settlements WHERE payer = ?1 AND tx_sig <> ?2
+AND status IN ('reserved', 'submitted') LIMIT 1`), func(scan func(dest ...any) error) error {
+		busy = true
+		return nil
+	}, r.Payer, r.TxSig)
+	if err == nil && busy && inFlight(r.Status) {
+		return ErrPayerBusy
+	}
+	return ErrChallengeUsed
+}
+
 // Update implements SettlementStore.
 func (s *SQLStore) Update(ctx context.Context, r *Settlement, from Status) (bool, error) {
 	a := args(r)
@@ -87,7 +102,7 @@ claims = ?12, ledger_id = ?13, created_ms = ?14, updated_ms = ?15, settled_ms = 
 WHERE tx_sig = ?1 AND status = ?17`), a...)
 	if err != nil {
 		if s.db.IsUniqueViolation(err) {
-			return false, ErrChallengeUsed
+			return false, s.whichUnique(ctx, r)
 		}
 		return false, fmt.Errorf("x402: update settlement: %w", err)
 	}

@@ -68,7 +68,13 @@ var (
 	ErrSettlementNotFound = errors.New("x402: settlement not found")
 	// ErrChallengeUsed: another live settlement already answered this challenge.
 	ErrChallengeUsed = errors.New("x402: challenge already used by another payment")
+	// ErrPayerBusy: the payer already has a payment reserved or submitted (one unsettled payment
+	// per payer, across replicas), so the fee payer risks at most one failed fee per payer.
+	ErrPayerBusy = errors.New("x402: payer has a payment in flight")
 )
+
+// inFlight reports whether a row holds its payer's one unsettled slot.
+func inFlight(st Status) bool { return st == StatusReserved || st == StatusSubmitted }
 
 // SettlementStore persists settlement state. Implementations: MemStore (tests, single process)
 // and the SQLite/PostgreSQL backends of server/store (table x402_settlements).
@@ -131,6 +137,11 @@ func (m *MemStore) Reserve(_ context.Context, s *Settlement) (*Settlement, error
 			return nil, ErrChallengeUsed
 		}
 	}
+	for _, r := range m.rows {
+		if r.Payer == s.Payer && inFlight(r.Status) && inFlight(s.Status) {
+			return nil, ErrPayerBusy
+		}
+	}
 	m.rows[s.TxSig] = clone(s)
 	return nil, nil
 }
@@ -147,6 +158,13 @@ func (m *MemStore) Update(_ context.Context, s *Settlement, from Status) (bool, 
 		for _, o := range m.rows {
 			if o.TxSig != s.TxSig && o.Challenge == s.Challenge && o.Status != StatusReleased {
 				return false, ErrChallengeUsed
+			}
+		}
+	}
+	if inFlight(s.Status) && !inFlight(r.Status) {
+		for _, o := range m.rows {
+			if o.TxSig != s.TxSig && o.Payer == s.Payer && inFlight(o.Status) {
+				return false, ErrPayerBusy
 			}
 		}
 	}

@@ -59,6 +59,7 @@ const (
 	ReasonRPCUnavailable          = "rpc_unavailable"
 	ReasonResumeWindowClosed      = "resume_window_closed"
 	ReasonResumePayerMismatch     = "resume_payer_mismatch"
+	ReasonPayerBusy               = "payer_payment_in_flight"
 	ReasonSettlementUnverifiable  = "settlement_unverifiable"
 	ReasonTransferNotObservedOnce = "settlement_transfer_not_observed"
 )

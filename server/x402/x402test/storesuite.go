@@ -13,7 +13,7 @@ import (
 )
 
 func row(sig, challenge string, now time.Time) *x402.Settlement {
-	return &x402.Settlement{TxSig: sig, Challenge: challenge, ChallengeExpiry: now.Add(time.Minute), Payer: "payer",
+	return &x402.Settlement{TxSig: sig, Challenge: challenge, ChallengeExpiry: now.Add(time.Minute), Payer: "payer-" + sig,
 		Network: "solana:test", Blockhash: "bh", Status: x402.StatusReserved, CreatedAt: now, UpdatedAt: now}
 }
 
@@ -34,6 +34,38 @@ func RunStoreSuite(t *testing.T, open func(t *testing.T) x402.SettlementStore) {
 		}
 		if _, err := st.Reserve(ctx, row("s2", "c1", now)); !errors.Is(err, x402.ErrChallengeUsed) {
 			t.Fatalf("same challenge, other tx: %v", err)
+		}
+	})
+
+	// One unsettled payment per payer: a second reservation by the same payer, while the first is
+	// reserved or submitted, is ErrPayerBusy (on every replica: the store enforces it); once the
+	// first settles or is released the payer may pay again.
+	t.Run("one_in_flight_per_payer", func(t *testing.T) {
+		st := open(t)
+		a := row("s1", "c1", now)
+		a.Payer = "wallet"
+		if _, err := st.Reserve(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		b := row("s2", "c2", now)
+		b.Payer = "wallet"
+		if _, err := st.Reserve(ctx, b); !errors.Is(err, x402.ErrPayerBusy) {
+			t.Fatalf("second in-flight payment of one payer: %v, want ErrPayerBusy", err)
+		}
+		a.Status = x402.StatusSubmitted
+		if ok, err := st.Update(ctx, a, x402.StatusReserved); !ok || err != nil {
+			t.Fatalf("submit: %v %v", ok, err)
+		}
+		if _, err := st.Reserve(ctx, b); !errors.Is(err, x402.ErrPayerBusy) {
+			t.Fatalf("while submitted: %v, want ErrPayerBusy", err)
+		}
+		settled := now
+		a.Status, a.SettledAt = x402.StatusSettled, &settled
+		if ok, err := st.Update(ctx, a, x402.StatusSubmitted); !ok || err != nil {
+			t.Fatalf("settle: %v %v", ok, err)
+		}
+		if ex, err := st.Reserve(ctx, b); err != nil || ex != nil {
+			t.Fatalf("after the first settled: %+v %v", ex, err)
 		}
 	})
 
@@ -89,7 +121,7 @@ func RunStoreSuite(t *testing.T, open func(t *testing.T) x402.SettlementStore) {
 		}
 		if got.Status != x402.StatusSettled || got.FeeLamports == nil || *got.FeeLamports != 10001 || got.Slot != 99 ||
 			got.ExpiryHeight != 250 || got.SettledAt == nil || !got.SettledAt.Equal(settled) || *got.LedgerID != 7 ||
-			!got.ChallengeExpiry.Equal(r.ChallengeExpiry) || got.Payer != "payer" {
+			!got.ChallengeExpiry.Equal(r.ChallengeExpiry) || got.Payer != "payer-s1" {
 			t.Fatalf("round trip: %+v", got)
 		}
 		if _, err := st.Get(ctx, "nope"); !errors.Is(err, x402.ErrSettlementNotFound) {
