@@ -10,6 +10,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/scopehygiene/scope-hygiene/rules"
 	"github.com/scopehygiene/scope-hygiene/server/metrics"
 	"github.com/scopehygiene/scope-hygiene/server/store"
 	"github.com/scopehygiene/scope-hygiene/server/x402"
@@ -20,10 +21,107 @@ import (
 //	ledger reconcile-cad -rates <csv>   fill the CAD block of cad_pending rows whose day now has a rate
 //	ledger refund (-id N | -tx SIG)     record a refund on one paid row
 //	ledger tripwires [-window-days 30]  refunds as a share of paid calls over every window, free vs paid
+//	ledger pending [-json]              settled payments not delivered yet (resume or refund them)
 var ledgerSubcommands = map[string]func(context.Context, []string, io.Writer, io.Writer) int{
 	"reconcile-cad": ledgerReconcileCAD,
 	"refund":        ledgerRefund,
 	"tripwires":     ledgerTripwires,
+	"pending":       ledgerPending,
+}
+
+// settlementsOf is implemented by both store backends (server/store/*/x402.go).
+type settlementsOf interface {
+	Settlements() x402.SettlementStore
+}
+
+// ledgerPending lists payments that settled (the USDC moved) and whose report was not delivered
+// yet, and those still submitted: each is owed a report (resume) or a refund (ledger refund -tx).
+func ledgerPending(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("ledger pending", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var spec string
+	storeFlag(fs, &spec)
+	asJSON := fs.Bool("json", false, "one JSON object per line instead of a table")
+	st, rc := openLedgerStore(ctx, fs, &spec, args, stderr)
+	if st == nil {
+		return rc
+	}
+	defer st.Close()
+	so, ok := st.(settlementsOf)
+	if !ok {
+		fmt.Fprintln(stderr, "ledger pending: this store has no settlement table")
+		return 1
+	}
+	var rows []*x402.Settlement
+	for _, status := range []x402.Status{x402.StatusSettled, x402.StatusSubmitted} {
+		r, err := so.Settlements().List(ctx, status, 10000)
+		if err != nil {
+			fmt.Fprintln(stderr, "ledger pending:", err)
+			return 1
+		}
+		rows = append(rows, r...)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		for _, r := range rows {
+			enc.Encode(map[string]any{"transaction": r.TxSig, "payer": r.Payer, "network": r.Network, "status": string(r.Status),
+				"runs": r.Claims, "ledger_row": r.LedgerID, "updated": r.UpdatedAt.UTC().Format(time.RFC3339)})
+		}
+		return 0
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(stdout, "no pending payments: every settled payment was delivered or refunded")
+		return 0
+	}
+	fmt.Fprintf(stdout, "%-88s  %-44s  %-9s  %4s  %s\n", "transaction", "payer", "status", "runs", "since")
+	for _, r := range rows {
+		fmt.Fprintf(stdout, "%-88s  %-44s  %-9s  %4d  %s\n", r.TxSig, r.Payer, r.Status, r.Claims, r.UpdatedAt.UTC().Format(time.RFC3339))
+	}
+	fmt.Fprintf(stdout, "%d pending: resume within the window, or refund with: scope-hygiene ledger refund -tx <transaction>\n", len(rows))
+	return 0
+}
+
+// refundStranded records the refund of a settled payment that never got its report and so has
+// no ledger row: the closed ledger gets the payment's row, flagged refunded, and the settlement
+// row is closed (status failed, reason refunded) so it can no longer be resumed.
+func refundStranded(ctx context.Context, st store.Store, tx string) (int64, bool, error) {
+	so, ok := st.(settlementsOf)
+	if !ok {
+		return 0, false, nil
+	}
+	row, err := so.Settlements().Get(ctx, tx)
+	if errors.Is(err, x402.ErrSettlementNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	if row.Status != x402.StatusSettled || row.LedgerID != nil {
+		return 0, false, nil
+	}
+	ps, err := rules.Default()
+	if err != nil {
+		return 0, false, err
+	}
+	now := time.Now().UTC()
+	if row.SettledAt != nil {
+		now = row.SettledAt.UTC()
+	}
+	e := store.LedgerEntry{PayerWallet: row.Payer, Timestamp: now, Day: store.Day(now), PriceUSDCUnits: ps.PriceUnits(),
+		CAD: store.CADBlock{Pending: true}, PaymentTx: row.TxSig, SolanaFeeLamports: row.FeeLamports,
+		CriteriaVersion: ps.Revision(), VerdictLine: "", Op: store.OpAudit, House: row.Network != x402.Mainnet.CAIP2}
+	id, err := st.AppendLedger(ctx, e)
+	if err != nil {
+		return 0, false, err
+	}
+	if err := st.MarkRefund(ctx, id); err != nil {
+		return 0, false, err
+	}
+	row.Status, row.Reason, row.LedgerID, row.UpdatedAt = x402.StatusFailed, "refunded", &id, time.Now().UTC()
+	if ok, err := so.Settlements().Update(ctx, row, x402.StatusSettled); err != nil || !ok {
+		return id, true, fmt.Errorf("ledger refund: settlement row changed while refunding")
+	}
+	return id, true, nil
 }
 
 // cadSetter is implemented by both store backends (server/store/*/x402.go).
@@ -140,8 +238,18 @@ func ledgerRefund(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			}
 		}
 		if *id == 0 {
-			fmt.Fprintln(stderr, "ledger refund: no ledger row carries that transaction id")
-			return 1
+			// A stranded payment (settled, report never delivered) has no ledger row yet.
+			sid, found, err := refundStranded(ctx, st, *tx)
+			if err != nil {
+				fmt.Fprintln(stderr, "ledger refund:", err)
+				return 1
+			}
+			if !found {
+				fmt.Fprintln(stderr, "ledger refund: no ledger row or undelivered settlement carries that transaction id")
+				return 1
+			}
+			json.NewEncoder(stdout).Encode(map[string]any{"refunded": sid, "stranded": true})
+			return 0
 		}
 	}
 	if err := st.MarkRefund(ctx, *id); err != nil {
