@@ -334,3 +334,39 @@ func TestExpiredChallengeOnlyResumes(t *testing.T) {
 		t.Fatalf("resume on an expired challenge: %v", err)
 	}
 }
+
+// lighthouseProgram is the Lighthouse guard program Phantom and Solflare append to transfers.
+var lighthouseProgram = solana.MustPublicKeyFromBase58("L2TExMFKdjpN9kozasaurPirfHy9P8sbXoAN1qA3S95")
+
+// TestLighthouseGuardRefused is the guard-instruction decision (docs/x402.md): a payment whose
+// wallet appended a Lighthouse assertion is refused before anything is co-signed, whether the
+// guard references the fee payer read-only (as real wallets' account-state guards do) or not.
+// A guard is an assertion the wallet controls that can pass simulation and fail on landing,
+// and a failed landing costs our fee payer the fee: the drain this service must not allow.
+// LiteSVM has no Lighthouse program, so acceptance could not be proven end to end either.
+func TestLighthouseGuardRefused(t *testing.T) {
+	k := newKit(t)
+	// The layout wallets produce: limit, price, transfer, memo, then one Lighthouse
+	// instruction (an assert on an account's state, data opaque here).
+	guard := func(accounts ...*solana.AccountMeta) solana.Instruction {
+		return solana.NewInstruction(lighthouseProgram, accounts, []byte{0x0c, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00})
+	}
+	c := k.client.PublicKey()
+	for _, tc := range []struct {
+		name  string
+		guard solana.Instruction
+	}{
+		{"guard_reads_fee_payer", guard(solana.Meta(k.cfg.FeePayer.PublicKey()))},
+		{"guard_reads_client_token_account", guard(solana.Meta(k.ata(c)))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := k.valid()
+			p.ixs = append(p.ixs, tc.guard)
+			_, err := k.v.VerifyHeader(k.header(t, k.payload(k.build(t, p))))
+			rj, ok := err.(*Rejection)
+			if !ok || rj.Item != "C08" || rj.Reason != ReasonInstructionsLength {
+				t.Fatalf("guard instruction: %v, want C08/%s", err, ReasonInstructionsLength)
+			}
+		})
+	}
+}
