@@ -93,8 +93,10 @@ func (s *Server) proveCaller(c echo.Context, wallet, purpose string) error {
 		switch {
 		case err == nil && addr != wallet:
 			reason = siwx.ErrWrongWallet
-		case err == nil:
+		case err == nil && purpose == siwx.PurposePrecheck:
 			return s.checkTokenAccount(c, addr)
+		case err == nil:
+			return nil // a resume: the payer's payment already proved its token account
 		case errors.Is(err, siwx.ErrUnproven), errors.Is(err, siwx.ErrMalformed), errors.Is(err, siwx.ErrInvalid),
 			errors.Is(err, siwx.ErrExpired), errors.Is(err, siwx.ErrReplayed):
 			reason = err

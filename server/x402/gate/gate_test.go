@@ -21,6 +21,7 @@ import (
 	"github.com/scopehygiene/scope-hygiene/server/internal/schematest"
 	"github.com/scopehygiene/scope-hygiene/server/metrics"
 	"github.com/scopehygiene/scope-hygiene/server/sign"
+	"github.com/scopehygiene/scope-hygiene/server/store"
 	"github.com/scopehygiene/scope-hygiene/server/store/sqlite"
 	"github.com/scopehygiene/scope-hygiene/server/x402"
 	"github.com/scopehygiene/scope-hygiene/server/x402/gate"
@@ -33,9 +34,23 @@ type rig struct {
 	srv  *api.Server
 	gate *gate.Gate
 	ps   *rules.ProgramSet
+	st   store.Store
+}
+
+type httptestRecorder = httptest.ResponseRecorder
+
+// newRigStore is a rig on the serving criteria over a given settlement store.
+func newRigStore(t *testing.T, ss x402.SettlementStore) *rig {
+	t.Helper()
+	return newRigWith(t, priced(t, "50000", "$0.05"), "", ss)
 }
 
 func newRig(t *testing.T, ps *rules.ProgramSet, publicBase string) *rig {
+	t.Helper()
+	return newRigWith(t, ps, publicBase, x402.NewMemStore())
+}
+
+func newRigWith(t *testing.T, ps *rules.ProgramSet, publicBase string, ss x402.SettlementStore) *rig {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "db.sqlite"))
 	if err != nil {
@@ -49,7 +64,7 @@ func newRig(t *testing.T, ps *rules.ProgramSet, publicBase string) *rig {
 		ChallengeKey: bytes.Repeat([]byte{9}, 32),
 		Price:        x402.Price{Units: uint64(pr.USDCUnitsPerCall), Label: pr.Label, Status: pr.Status}}
 	now := func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) }
-	g, err := gate.New(cfg, x402.NewSolanaRPC(cfg.RPCURL), x402.NewMemStore(), nil, nil, now)
+	g, err := gate.New(cfg, x402.NewSolanaRPC(cfg.RPCURL), ss, nil, nil, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +78,7 @@ func newRig(t *testing.T, ps *rules.ProgramSet, publicBase string) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &rig{srv: srv, gate: g, ps: ps}
+	return &rig{srv: srv, gate: g, ps: ps, st: st}
 }
 
 func (r *rig) do(method, path, body string, hdr map[string]string) *httptest.ResponseRecorder {

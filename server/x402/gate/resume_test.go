@@ -1,0 +1,163 @@
+package gate_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	solana "github.com/gagliardetto/solana-go"
+	computebudget "github.com/gagliardetto/solana-go/programs/compute-budget"
+	"github.com/gagliardetto/solana-go/programs/token"
+
+	"github.com/scopehygiene/scope-hygiene/server/api"
+	"github.com/scopehygiene/scope-hygiene/server/internal/schematest"
+	"github.com/scopehygiene/scope-hygiene/server/siwx"
+	"github.com/scopehygiene/scope-hygiene/server/x402"
+)
+
+var (
+	feeKey    = solana.PrivateKey(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{1}, 32)))
+	payerKey  = solana.PrivateKey(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{21}, 32)))
+	strangerK = solana.PrivateKey(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{22}, 32)))
+)
+
+// payment builds the four-instruction payment a real x402 client sends for the 402 in rec and
+// returns its PAYMENT-SIGNATURE header and its transaction id (our deterministic co-signature).
+func payment(t *testing.T, r *rig, memo string) (string, string) {
+	t.Helper()
+	mint := x402.Devnet.USDCMint
+	payTo := solana.PrivateKey(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{2}, 32))).PublicKey()
+	src, _, _ := solana.FindAssociatedTokenAddress(payerKey.PublicKey(), mint)
+	dst, _, _ := solana.FindAssociatedTokenAddress(payTo, mint)
+	bh := solana.HashFromBytes(bytes.Repeat([]byte{7}, 32))
+	tx, err := solana.NewTransaction([]solana.Instruction{
+		computebudget.NewSetComputeUnitLimitInstruction(20000).Build(),
+		computebudget.NewSetComputeUnitPriceInstruction(1).Build(),
+		token.NewTransferCheckedInstruction(50000, 6, src, mint, dst, payerKey.PublicKey(), nil).Build(),
+		solana.NewInstruction(solana.MemoProgramID, nil, []byte(memo)),
+	}, bh, solana.TransactionPayer(feeKey.PublicKey()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx.Message.SetVersion(solana.MessageVersionV0)
+	msg, err := tx.Message.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientSig, _ := payerKey.Sign(msg)
+	ourSig, _ := feeKey.Sign(msg)
+	raw := append([]byte{2}, make([]byte, 64)...)
+	raw = append(raw, clientSig[:]...)
+	raw = append(raw, msg...)
+	pr := x402.PaymentPayload{X402Version: 2, Accepted: r.gateReq(t, memo),
+		Payload: x402.ExactPayload{Transaction: base64.StdEncoding.EncodeToString(raw)}}
+	hv, err := x402.EncodeHeader(pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hv, ourSig.String()
+}
+
+func (r *rig) gateReq(t *testing.T, memo string) x402.PaymentRequirements {
+	rec := r.do(http.MethodPost, "/audit", exportBody, nil)
+	pr, err := x402.DecodePaymentRequired(rec.Header().Get(x402.HeaderPaymentRequired))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := pr.Accepts[0]
+	a.Extra.Memo = memo
+	return a
+}
+
+func (r *rig) memo(t *testing.T) string {
+	rec := r.do(http.MethodPost, "/audit", exportBody, nil)
+	pr, err := x402.DecodePaymentRequired(rec.Header().Get(x402.HeaderPaymentRequired))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pr.Accepts[0].Extra.Memo
+}
+
+// TestOnlyThePayerCollects: a payment that settled and was not delivered (the report is owed)
+// is collected only with the payer's proof bound to resume:<transaction>. The transaction and
+// its header are public: without a proof, or with a third party's, the answer is 401 with a
+// fresh resume challenge (never a 402 asking to pay again) and no audit is run. The payer's
+// proof gets the report, one ledger row (house: a devnet payment), and the settlement delivered.
+func TestOnlyThePayerCollects(t *testing.T) {
+	ms := x402.NewMemStore()
+	r := newRigStore(t, ms)
+	memo := r.memo(t)
+	hv, sig := payment(t, r, memo)
+	settled := time.Date(2026, 11, 30, 11, 59, 0, 0, time.UTC)
+	if _, err := ms.Reserve(context.Background(), &x402.Settlement{TxSig: sig, Challenge: memo, Payer: payerKey.PublicKey().String(),
+		Network: x402.Devnet.CAIP2, Status: x402.StatusSettled, Claims: 1, SettledAt: &settled, CreatedAt: settled, UpdatedAt: settled,
+		Reason: x402.ReasonUndelivered}); err != nil {
+		t.Fatal(err)
+	}
+	resume := func(proof string) *httptestRecorder {
+		h := map[string]string{x402.HeaderPaymentSignature: hv}
+		if proof != "" {
+			h[siwx.HeaderProof] = proof
+		}
+		return r.do(http.MethodPost, "/audit", exportBody, h)
+	}
+	challenge := func(rec *httptestRecorder) siwx.Challenge {
+		t.Helper()
+		if rec.Code != http.StatusUnauthorized {
+			t.Fatalf("status %d, want 401: %s", rec.Code, rec.Body)
+		}
+		schematest.Check(t, "siwx-challenge", "", rec.Body.Bytes())
+		var ch api.ProofChallenge
+		_ = json.Unmarshal(rec.Body.Bytes(), &ch)
+		c := ch.Extensions[siwx.Extension]
+		if c.Info.Statement != siwx.Statement(siwx.PurposeResumePrefix+sig) {
+			t.Fatalf("challenge not bound to resume:<transaction>: %q", c.Info.Statement)
+		}
+		return c
+	}
+	// The public transaction alone.
+	ch := challenge(resume(""))
+	// A third party signing the resume challenge with its own wallet.
+	third, _ := siwx.Sign(ch, ed25519.PrivateKey(strangerK))
+	rec := resume(third)
+	var body api.ProofChallenge
+	_ = json.Unmarshal(rec.Body.Bytes(), &body)
+	if rec.Code != http.StatusUnauthorized || body.Error != "caller_proof_wallet_mismatch" {
+		t.Fatalf("third party: %d %s", rec.Code, rec.Body)
+	}
+	if row, _ := ms.Get(context.Background(), sig); row.Status != x402.StatusSettled || row.Claims != 1 {
+		t.Fatalf("a refused resume touched the payment: %+v", row)
+	}
+	// The payer.
+	ch = challenge(resume(""))
+	mine, _ := siwx.Sign(ch, ed25519.PrivateKey(payerKey))
+	rec = resume(mine)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("payer resume: %d %s", rec.Code, rec.Body)
+	}
+	resp, err := x402.DecodeSettlementResponse(rec.Header().Get(x402.HeaderPaymentResponse))
+	if err != nil || resp.Transaction != sig || !resp.Success {
+		t.Fatalf("PAYMENT-RESPONSE %+v %v", resp, err)
+	}
+	rows, err := r.st.ListLedger(context.Background(), 0, 10)
+	if err != nil || len(rows) != 1 || rows[0].PaymentTx != sig || rows[0].PayerWallet != payerKey.PublicKey().String() || !rows[0].House {
+		t.Fatalf("ledger %+v %v, want one house row for the payer", rows, err)
+	}
+	if row, _ := ms.Get(context.Background(), sig); row.Status != x402.StatusDelivered {
+		t.Fatalf("settlement %s after delivery, want delivered", row.Status)
+	}
+	// Delivered closes the marker: the same payment again is duplicate_settlement, no audit,
+	// no second row.
+	rec = resume(mine)
+	if rec.Code != http.StatusPaymentRequired || !bytes.Contains(rec.Body.Bytes(), []byte(x402.ReasonDuplicateSettlement)) {
+		t.Fatalf("after delivery: %d %s", rec.Code, rec.Body)
+	}
+	if rows, _ := r.st.ListLedger(context.Background(), 0, 10); len(rows) != 1 {
+		t.Fatalf("%d ledger rows after a replay of a delivered payment", len(rows))
+	}
+}
