@@ -42,15 +42,15 @@ type httptestRecorder = httptest.ResponseRecorder
 // newRigStore is a rig on the serving criteria over a given settlement store.
 func newRigStore(t *testing.T, ss x402.SettlementStore) *rig {
 	t.Helper()
-	return newRigWith(t, priced(t, "50000", "$0.05"), "", ss)
+	return newRigWith(t, priced(t, "50000", "$0.05"), "", ss, nil)
 }
 
 func newRig(t *testing.T, ps *rules.ProgramSet, publicBase string) *rig {
 	t.Helper()
-	return newRigWith(t, ps, publicBase, x402.NewMemStore())
+	return newRigWith(t, ps, publicBase, x402.NewMemStore(), nil)
 }
 
-func newRigWith(t *testing.T, ps *rules.ProgramSet, publicBase string, ss x402.SettlementStore) *rig {
+func newRigWith(t *testing.T, ps *rules.ProgramSet, publicBase string, ss x402.SettlementStore, rpc x402.RPC) *rig {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "db.sqlite"))
 	if err != nil {
@@ -64,7 +64,10 @@ func newRigWith(t *testing.T, ps *rules.ProgramSet, publicBase string, ss x402.S
 		ChallengeKey: bytes.Repeat([]byte{9}, 32),
 		Price:        x402.Price{Units: uint64(pr.USDCUnitsPerCall), Label: pr.Label, Status: pr.Status}}
 	now := func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) }
-	g, err := gate.New(cfg, x402.NewSolanaRPC(cfg.RPCURL), ss, nil, nil, now)
+	if rpc == nil {
+		rpc = x402.NewSolanaRPC(cfg.RPCURL)
+	}
+	g, err := gate.New(cfg, rpc, ss, nil, nil, now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -161,3 +161,65 @@ func TestOnlyThePayerCollects(t *testing.T) {
 		t.Fatalf("%d ledger rows after a replay of a delivered payment", len(rows))
 	}
 }
+
+// slowChain is an RPC whose transactions never confirm within the request: simulation passes,
+// the send is accepted, the status stays unknown.
+type slowChain struct{}
+
+func (slowChain) IsBlockhashValid(context.Context, solana.Hash) (bool, error) { return true, nil }
+func (slowChain) LatestBlockhash(context.Context) (solana.Hash, uint64, error) {
+	return solana.Hash{}, 1000, nil
+}
+func (slowChain) BlockHeight(context.Context) (uint64, error)            { return 900, nil }
+func (slowChain) Simulate(context.Context, []byte) (x402.TxError, error) { return nil, nil }
+func (slowChain) Send(context.Context, []byte) (solana.Signature, error) {
+	return solana.Signature{}, nil
+}
+func (slowChain) Status(context.Context, solana.Signature) (*x402.SigStatus, error) { return nil, nil }
+func (slowChain) Transaction(context.Context, solana.Signature) (*x402.Outcome, error) {
+	return nil, x402.ErrTxNotFound
+}
+func (slowChain) Account(context.Context, solana.PublicKey) (*x402.Account, error) { return nil, nil }
+
+// TestBroadcastPaymentPendingIs202: a broadcast payment whose confirmation outlasts the request
+// is answered 202 with PAYMENT-RESPONSE naming the transaction (status pending) and a body that
+// says how to resume, with a challenge bound to resume:<transaction>: never a bare timeout.
+// A second payment of the same wallet meanwhile is refused before simulation.
+func TestBroadcastPaymentPendingIs202(t *testing.T) {
+	ms := x402.NewMemStore()
+	r := newRigWith(t, priced(t, "50000", "$0.05"), "https://audit.example.com", ms, slowChain{})
+	r.gate.Settler().ConfirmTimeout = 50 * time.Millisecond
+	r.gate.Settler().PollInterval = 10 * time.Millisecond
+	hv, sig := payment(t, r, r.memo(t))
+	rec := r.do(http.MethodPost, "/audit", exportBody, map[string]string{x402.HeaderPaymentSignature: hv})
+	if rec.Code != http.StatusAccepted {
+		t.Fatalf("status %d, want 202: %s", rec.Code, rec.Body)
+	}
+	schematest.Check(t, "payment-pending", "", rec.Body.Bytes())
+	resp, err := x402.DecodeSettlementResponse(rec.Header().Get(x402.HeaderPaymentResponse))
+	if err != nil || resp.Transaction != sig || resp.Status != "pending" || !resp.Success || resp.Network != x402.Devnet.CAIP2 {
+		t.Fatalf("PAYMENT-RESPONSE %+v %v", resp, err)
+	}
+	var body struct {
+		Transaction string
+		Resume      struct {
+			Until    string
+			RunsLeft int            `json:"runs_left"`
+			SIWX     siwx.Challenge `json:"sign-in-with-x"`
+		}
+	}
+	_ = json.Unmarshal(rec.Body.Bytes(), &body)
+	if body.Transaction != sig || body.Resume.RunsLeft != 3 || body.Resume.SIWX.Info.Statement != siwx.Statement(siwx.PurposeResumePrefix+sig) ||
+		body.Resume.SIWX.Info.URI != "https://audit.example.com/audit" {
+		t.Fatalf("202 body %s", rec.Body)
+	}
+	if row, _ := ms.Get(context.Background(), sig); row == nil || row.Status != x402.StatusSubmitted {
+		t.Fatalf("settlement after 202: %+v, want submitted", row)
+	}
+	// Another payment by the same wallet while this one is in flight.
+	hv2, _ := payment(t, r, r.memo(t))
+	rec = r.do(http.MethodPost, "/audit", exportBody, map[string]string{x402.HeaderPaymentSignature: hv2})
+	if rec.Code != http.StatusPaymentRequired || !bytes.Contains(rec.Body.Bytes(), []byte(x402.ReasonPayerBusy)) {
+		t.Fatalf("second in-flight payment of one payer: %d %s", rec.Code, rec.Body)
+	}
+}
