@@ -64,6 +64,13 @@ switch (scenario) {
     out.all = await Promise.all(rs.map(outcome));
     break;
   }
+  case "many": { // arg distinct payments from one wallet, built first, then sent at once
+    const hs = [];
+    for (let i = 0; i < Number(arg); i++) hs.push((await paymentHeader()).headers);
+    const rs = await Promise.all(hs.map((h) => post(h)));
+    out.all = await Promise.all(rs.map(outcome));
+    break;
+  }
   case "expired": {
     const { headers } = await paymentHeader();
     await fetch(`${rpcURL}/control`, { method: "POST", body: JSON.stringify({ op: "expireBlockhash" }) });

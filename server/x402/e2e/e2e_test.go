@@ -230,7 +230,7 @@ func TestX402EndToEnd(t *testing.T) {
 	os.WriteFile(w.exportF, []byte(exportBody), 0o600)
 	w.feePayer = solana.NewWallet().PrivateKey
 	w.payTo = solana.NewWallet().PublicKey()
-	for _, n := range []string{"alice", "poor"} {
+	for _, n := range []string{"alice", "poor", "single"} {
 		w.clients[n] = solana.NewWallet().PrivateKey
 	}
 	startFacade(t, w)
@@ -242,6 +242,8 @@ func TestX402EndToEnd(t *testing.T) {
 	alice, poor := w.clients["alice"].PublicKey(), w.clients["poor"].PublicKey()
 	w.control("setTokenAccount", map[string]any{"account": ata(alice, w.usdc).String(), "mint": w.usdc.String(), "owner": alice.String(), "amount": 1_000_000})
 	w.control("setTokenAccount", map[string]any{"account": ata(poor, w.usdc).String(), "mint": w.usdc.String(), "owner": poor.String(), "amount": 10_000})
+	single := w.clients["single"].PublicKey()
+	w.control("setTokenAccount", map[string]any{"account": ata(single, w.usdc).String(), "mint": w.usdc.String(), "owner": single.String(), "amount": 50_000})
 	otherMint := solana.NewWallet().PublicKey()
 	w.control("createMint", map[string]any{"mint": otherMint.String(), "decimals": 6})
 	w.control("setTokenAccount", map[string]any{"account": ata(alice, otherMint).String(), "mint": otherMint.String(), "owner": alice.String(), "amount": 1_000_000})
@@ -347,6 +349,29 @@ func TestX402EndToEnd(t *testing.T) {
 		fmt.Sscan(w.tokenAmount(w.payTo), &a)
 		if a-b != 50000 {
 			t.Fatalf("payTo received %d, want 50000", a-b)
+		}
+	})
+
+	// 50 distinct payments sent at once from one wallet holding one price: one settles, every
+	// other is refused before simulation (one unsettled payment per payer) or by simulation, and
+	// the fee payer pays for at most one failed transaction beside the one that settled.
+	t.Run("fifty_concurrent_payments_one_wallet_one_price", func(t *testing.T) {
+		fee := feeBalance()
+		r := w.run("many", "single", "50")
+		counts, reasons := map[int]int{}, map[string]int{}
+		for _, o := range r.All {
+			counts[o.Status]++
+			if o.PaymentRequired != nil {
+				reasons[o.PaymentRequired.Error]++
+			}
+		}
+		spent := fee - feeBalance()
+		t.Logf("50 concurrent payments from one wallet: statuses %v, refusals %v, fee payer spent %d lamports", counts, reasons, spent)
+		if counts[200] != 1 || counts[402] != 49 {
+			t.Fatalf("statuses %v, want one 200 and 49 402", counts)
+		}
+		if spent > 2*10001 {
+			t.Fatalf("fee payer spent %d lamports, more than the settled payment and one failed fee", spent)
 		}
 	})
 
