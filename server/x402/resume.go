@@ -36,9 +36,9 @@ func (s *Settler) onExisting(ctx context.Context, ver *Verified, signed []byte, 
 		s.release(ctx, row, StatusReserved, "never_broadcast")
 		return s.retake(ctx, signed, sig, row)
 	case StatusSubmitted:
-		if inFlight {
-			return nil, reject("S18", ReasonDuplicateSettlement)
-		}
+		// Broadcast and not known confirmed. The request that sent it may still be waiting
+		// (in flight) or may have answered 202; either way one status read (never a re-send)
+		// tells whether it settled; if not, the answer is pending again with the transaction.
 		if err := s.reconcileOne(ctx, row); err != nil {
 			return nil, &Unavailable{Item: "S21", Reason: ReasonSettlementPending, TxSig: row.TxSig}
 		}
@@ -55,6 +55,9 @@ func (s *Settler) onExisting(ctx context.Context, ver *Verified, signed []byte, 
 			return nil, reject("S21", ReasonTransactionFailed)
 		case StatusDelivered:
 			return nil, reject("S21", ReasonDuplicateSettlement)
+		}
+		if inFlight {
+			return nil, &Unavailable{Item: "S18", Reason: ReasonSettlementPending, TxSig: row.TxSig}
 		}
 		return nil, &Unavailable{Item: "S21", Reason: ReasonSettlementPending, TxSig: row.TxSig}
 	case StatusSettled:

@@ -289,9 +289,14 @@ func TestSettleAmbiguousTimeoutStaysPendingThenReconciles(t *testing.T) {
 	_, err := e.s.Settle(ctx, v)
 	wantReason(t, err, ReasonSettlementPending)
 	sig := err.(*Unavailable).TxSig
-	// A retry while in flight does not re-send.
+	// A retry while in flight does not re-send: it reads the status once and is answered
+	// pending again with the transaction (202 upstream), never "pay again".
+	sends := e.chain.sends
 	_, err = e.s.Settle(ctx, v)
-	wantReason(t, err, ReasonDuplicateSettlement)
+	wantReason(t, err, ReasonSettlementPending)
+	if un := err.(*Unavailable); un.TxSig != sig || e.chain.sends != sends {
+		t.Fatalf("in-flight retry: tx %q, sends %d → %d", un.TxSig, sends, e.chain.sends)
+	}
 	// Past the in-flight grace, still before the expiry height: stays pending, never re-sent.
 	e.advance(time.Minute)
 	if _, err := e.s.Reconcile(ctx); err != nil {

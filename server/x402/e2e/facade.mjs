@@ -94,6 +94,8 @@ function send(bytes) {
   return sig;
 }
 
+let statusesHidden = false;
+
 const methods = {
   getAccountInfo: ([addr]) => ({ context: ctx(), value: accountJSON(svm.getAccount(address(addr))) }),
   getBalance: ([addr]) => ({ context: ctx(), value: Number(svm.getBalance(address(addr)) ?? 0n) }),
@@ -104,7 +106,7 @@ const methods = {
   simulateTransaction: ([s]) => ({ context: ctx(), value: { ...simulate(new Uint8Array(b64.encode(s))), accounts: null, returnData: null } }),
   sendTransaction: ([s]) => send(new Uint8Array(b64.encode(s))),
   getSignatureStatuses: ([sigs]) => ({ context: ctx(), value: sigs.map((s) => {
-    const h = history.get(s);
+    const h = statusesHidden ? undefined : history.get(s);
     if (!h) return null;
     return { slot: h.slot, confirmations: null, err: h.err, confirmationStatus: "finalized", status: h.err ? { Err: h.err } : { Ok: null } };
   }) }),
@@ -151,6 +153,8 @@ const control = {
   balance: ({ address: a }) => Number(svm.getBalance(address(a)) ?? 0n),
   expireBlockhash: () => { svm.expireBlockhash(); slot += 200n; return svm.latestBlockhash(); },
   serverRPC: ({ up }) => { serverDown = !up; return true; },
+  // Confirmation that outlasts the request: statuses read as unknown until shown again.
+  hideStatuses: ({ hide }) => { statusesHidden = !!hide; return true; },
   calls: () => calls,
 };
 

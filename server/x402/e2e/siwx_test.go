@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -141,5 +142,48 @@ func siwxCases(t *testing.T, w *world) {
 			t.Fatal("unproven wallets created free-tier rows")
 		}
 		t.Logf("200 unproven wallets: %v, free-tier rows unchanged (%d)", counts, free)
+	})
+}
+
+// resumeCases: a payment whose confirmation outlasts the request is answered 202 with its
+// transaction; a third party with the public header is refused; the payer's proof (signed by
+// the npm helpers) collects the report; one ledger row.
+func resumeCases(t *testing.T, w *world) {
+	t.Run("slow_confirmation_202_only_the_payer_resumes", func(t *testing.T) {
+		w.control("hideStatuses", map[string]any{"hide": true})
+		r := w.run("pay", "alice", "")
+		w.control("hideStatuses", map[string]any{"hide": false})
+		if r.First.Status != 202 || r.First.PaymentResponse == nil || r.First.PaymentResponse.Transaction == "" {
+			t.Fatalf("slow confirmation: %+v", r.First)
+		}
+		sig := r.First.PaymentResponse.Transaction
+		url := w.server + "/audit"
+		body, _ := os.ReadFile(w.exportF)
+		pay := map[string]string{"PAYMENT-SIGNATURE": r.Header}
+		first := post(t, url, body, pay)
+		if first.status != 401 {
+			t.Fatalf("resume without a proof: %d %s", first.status, first.body)
+		}
+		third := w.signNode(t, url, first.body, w.clients["poor"])
+		a := post(t, url, body, map[string]string{"PAYMENT-SIGNATURE": r.Header, siwx.HeaderProof: third})
+		if a.status != 401 || errorOf(a) != "caller_proof_wallet_mismatch" {
+			t.Fatalf("third party resuming with the public transaction: %d %s", a.status, a.body)
+		}
+		again := post(t, url, body, pay)
+		mine := w.signNode(t, url, again.body, w.clients["alice"])
+		a = post(t, url, body, map[string]string{"PAYMENT-SIGNATURE": r.Header, siwx.HeaderProof: mine})
+		if a.status != 200 || !strings.Contains(string(a.body), `"kind":"audit_report"`) {
+			t.Fatalf("payer resume: %d %.300s", a.status, a.body)
+		}
+		n := 0
+		for _, e := range w.ledger() {
+			if e.PaymentTx == sig {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Fatalf("%d ledger rows for the resumed payment, want 1", n)
+		}
+		t.Logf("202 then payer resume: tx %s, one ledger row", sig)
 	})
 }
