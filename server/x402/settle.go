@@ -44,6 +44,9 @@ type Settler struct {
 	ResumeWindow   time.Duration
 	ClaimLease     time.Duration
 	MaxClaims      int
+	// OnFailedFee, when set, is told the fee our fee payer paid for a transaction that landed
+	// with an error (the lamports-lost counter).
+	OnFailedFee func(lamports int64)
 }
 
 // NewSettler returns a Settler with the default policy.
@@ -285,7 +288,9 @@ func (s *Settler) finish(ctx context.Context, row *Settlement, sig solana.Signat
 		row.Status, row.Reason, row.Slot, row.UpdatedAt = StatusFailed, ReasonTransactionFailed, out.Slot, s.now().UTC()
 		fee := int64(out.Fee)
 		row.FeeLamports = &fee
-		_, _ = s.store.Update(context.WithoutCancel(ctx), row, StatusSubmitted)
+		if ok, _ := s.store.Update(context.WithoutCancel(ctx), row, StatusSubmitted); ok && s.OnFailedFee != nil {
+			s.OnFailedFee(fee)
+		}
 		return reject("S22", ReasonTransactionFailed)
 	}
 	fee := int64(out.Fee)

@@ -74,3 +74,30 @@ func TestLedgerPendingAndStrandedRefund(t *testing.T) {
 		})
 	}
 }
+
+// TestTripwiresLamportsLost: the fees of failed mainnet transactions still kept are a
+// tripwires line; devnet failures are test money and do not count.
+func TestTripwiresLamportsLost(t *testing.T) {
+	ctx := context.Background()
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "ledger.db")
+	st, err := openStore(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	for i, nw := range []string{x402.Mainnet.CAIP2, x402.Mainnet.CAIP2, x402.Devnet.CAIP2} {
+		fee := int64(5000 + i)
+		if _, err := st.(settlementsOf).Settlements().Reserve(ctx, &x402.Settlement{TxSig: "tx" + string(rune('a'+i)), Challenge: "c" + string(rune('a'+i)),
+			Payer: "p" + string(rune('a'+i)), Network: nw, Blockhash: "bh", Status: x402.StatusFailed, FeeLamports: &fee, CreatedAt: now, UpdatedAt: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	var out, errOut bytes.Buffer
+	if rc := ledgerTripwires(ctx, []string{"-store", dsn}, &out, &errOut); rc != 0 {
+		t.Fatalf("tripwires: %d %s", rc, errOut.String())
+	}
+	if !strings.Contains(out.String(), `"lamports_lost_on_failed_transactions":{"lamports":10001,"transactions":2}`) {
+		t.Fatalf("tripwires output lacks the lamports-lost line: %s", out.String())
+	}
+}

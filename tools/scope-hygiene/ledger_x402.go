@@ -337,10 +337,37 @@ func ledgerTripwires(ctx context.Context, args []string, stdout, stderr io.Write
 		"refunds_over_5pct_of_paid_in_any_window": worstRefund != nil && worstRefund.RefundShare > metrics.RefundShareLimit,
 		"free_over_10x_paid_in_any_window":        worstFree != nil && (worstFree.FreePerPaid < 0 || worstFree.FreePerPaid > metrics.FreeToPaidLimit),
 	}
+	if lost, n, err := failedFees(ctx, st); err != nil {
+		fmt.Fprintln(stderr, "ledger tripwires:", err)
+		return 1
+	} else if lost >= 0 {
+		out["lamports_lost_on_failed_transactions"] = map[string]int64{"lamports": lost, "transactions": n}
+	}
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(out); err != nil {
 		return 1
 	}
 	return 0
+}
+
+// failedFees sums the fees our fee payer paid for mainnet payment transactions that landed with
+// an error, over the settlement rows still kept (-1 when the store has no settlement table).
+// Other networks are test money and never count.
+func failedFees(ctx context.Context, st store.Store) (lamports, transactions int64, err error) {
+	so, ok := st.(settlementsOf)
+	if !ok {
+		return -1, 0, nil
+	}
+	rows, err := so.Settlements().List(ctx, x402.StatusFailed, 1_000_000)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, r := range rows {
+		if r.FeeLamports != nil && r.Network == x402.Mainnet.CAIP2 {
+			lamports += *r.FeeLamports
+			transactions++
+		}
+	}
+	return lamports, transactions, nil
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	scopehygiene "github.com/scopehygiene/scope-hygiene"
 	"github.com/scopehygiene/scope-hygiene/corpus"
 	"github.com/scopehygiene/scope-hygiene/rules"
@@ -114,6 +116,12 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 		}
 	}
 	m := metrics.New()
+	if g, ok := pay.(interface{ Settler() *x402.Settler }); ok {
+		lost := prometheus.NewCounter(prometheus.CounterOpts{Name: "scope_hygiene_x402_failed_fee_lamports_total",
+			Help: "Lamports the fee payer paid for payment transactions that landed with an error."})
+		m.Registry().MustRegister(lost)
+		g.Settler().OnFailedFee = func(l int64) { lost.Add(float64(l)) }
+	}
 	m.RegisterTripwires(st, 30*24*time.Hour, 2*time.Second, time.Now)
 	srv, err := api.New(api.Config{Criteria: ps, Document: doc, Engine: engine.Engine{PS: ps}, Store: st,
 		Signer: signer, Payments: pay, PriceStatus: ps.Criteria().Price.Status, HouseToken: c.HouseToken, PublicBaseURL: c.PublicBaseURL, ProofKey: proofKey, ProofBudgetPerMinute: c.ProofBudget, Logger: logger, Metrics: m, TrustProxy: c.TrustProxy})
