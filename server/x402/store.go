@@ -1,219 +1,45 @@
 package x402
 
-import (
-	"context"
-	"errors"
-	"sync"
-	"time"
+import "github.com/scopehygiene/scope-hygiene/server/settlement"
+
+// The settlement records and stores live in server/settlement (storage must not depend on
+// payments); these names keep the payment code reading as before.
+type (
+	// Status is the state of one settlement row.
+	Status = settlement.Status
+	// Settlement is one row of the x402_settlements table.
+	Settlement = settlement.Settlement
+	// SettlementStore persists settlement state.
+	SettlementStore = settlement.Store
+	// ClaimRule is the condition of SettlementStore.Claim.
+	ClaimRule = settlement.ClaimRule
+	// MemStore is an in-process SettlementStore.
+	MemStore = settlement.MemStore
+	// SQLStore is the SettlementStore over the x402_settlements table.
+	SQLStore = settlement.SQLStore
+	// SQLDB is the database surface SQLStore needs.
+	SQLDB = settlement.SQLDB
 )
 
-// Status is the state of one settlement row.
-type Status string
-
-// Settlement states. reserved → submitted → settled → delivered is the happy path; released
-// means provably never landed (the reservation stops blocking), failed means landed with an error.
+// Settlement states and store errors (see server/settlement).
 const (
-	// StatusReserved: the transaction id is reserved and nothing was broadcast yet.
-	StatusReserved Status = "reserved"
-	// StatusSubmitted: broadcast (or about to be); the outcome is not known yet ("pending").
-	StatusSubmitted Status = "submitted"
-	// StatusSettled: confirmed on-chain with the fee recorded; the report has not been delivered.
-	// This is the verified marker a resume relies on.
-	StatusSettled Status = "settled"
-	// StatusDelivered: the paid report was handed to the client.
-	StatusDelivered Status = "delivered"
-	// StatusReleased: provably absent from the chain and unable to land; no longer blocks.
-	StatusReleased Status = "released"
-	// StatusFailed: landed with an error; terminal.
-	StatusFailed Status = "failed"
+	StatusReserved    = settlement.StatusReserved
+	StatusSubmitted   = settlement.StatusSubmitted
+	StatusSettled     = settlement.StatusSettled
+	StatusDelivered   = settlement.StatusDelivered
+	StatusReleased    = settlement.StatusReleased
+	StatusFailed      = settlement.StatusFailed
+	ReasonUndelivered = settlement.ReasonUndelivered
 )
 
-// Settlement is one row of the x402_settlements table. It holds payment state only — never
-// any export data.
-type Settlement struct {
-	// TxSig is the transaction id (base58 signature 0, ours); unique.
-	TxSig string
-	// Challenge is the memo challenge the payment answered; unique among non-released rows.
-	Challenge string
-	// ChallengeExpiry is the expiry encoded in the challenge.
-	ChallengeExpiry time.Time
-	// Payer is the client wallet (TransferChecked authority).
-	Payer string
-	// Network is the CAIP-2 id.
-	Network string
-	// Blockhash is the transaction's recent blockhash.
-	Blockhash string
-	// ExpiryHeight is an upper bound of the last block height at which the transaction can land.
-	ExpiryHeight uint64
-	// Status is the current state.
-	Status Status
-	// Reason is the static reason of a released or failed row.
-	Reason string
-	// FeeLamports is meta.fee once known (nil before).
-	FeeLamports *int64
-	// Slot is the slot the transaction landed in (0 before).
-	Slot uint64
-	// Claims counts audit runs started on this payment (first run plus resumes).
-	Claims int
-	// LedgerID is the ledger row written for this payment (nil before).
-	LedgerID *int64
-	// CreatedAt, UpdatedAt and SettledAt are bookkeeping times (UTC).
-	CreatedAt, UpdatedAt time.Time
-	SettledAt            *time.Time
-}
-
-// Store errors.
 var (
-	// ErrSettlementNotFound: no row for that transaction id.
-	ErrSettlementNotFound = errors.New("x402: settlement not found")
-	// ErrChallengeUsed: another live settlement already answered this challenge.
-	ErrChallengeUsed = errors.New("x402: challenge already used by another payment")
-	// ErrPayerBusy: the payer already has a payment reserved or submitted (one unsettled payment
-	// per payer, across replicas), so the fee payer risks at most one failed fee per payer.
-	ErrPayerBusy = errors.New("x402: payer has a payment in flight")
+	ErrSettlementNotFound = settlement.ErrNotFound
+	ErrChallengeUsed      = settlement.ErrChallengeUsed
+	ErrPayerBusy          = settlement.ErrPayerBusy
 )
-
-// inFlight reports whether a row holds its payer's one unsettled slot.
-func inFlight(st Status) bool { return st == StatusReserved || st == StatusSubmitted }
-
-// SettlementStore persists settlement state. Implementations: MemStore (tests, single process)
-// and the SQLite/PostgreSQL backends of server/store (table x402_settlements).
-type SettlementStore interface {
-	// Reserve inserts s unless a row with s.TxSig exists; then it returns that row and nil
-	// error. It returns ErrChallengeUsed when a different live row holds s.Challenge.
-	Reserve(ctx context.Context, s *Settlement) (existing *Settlement, err error)
-	// Update overwrites the mutable fields of the row s.TxSig iff its stored status is from
-	// (compare-and-set). It reports whether it updated.
-	Update(ctx context.Context, s *Settlement, from Status) (bool, error)
-	// Claim starts one audit run on a settled row iff rule allows it: it increments Claims,
-	// sets UpdatedAt to rule.Now and clears Reason.
-	Claim(ctx context.Context, txSig string, rule ClaimRule) (bool, error)
-	// Get returns one row or ErrSettlementNotFound.
-	Get(ctx context.Context, txSig string) (*Settlement, error)
-	// List returns rows in a status, oldest update first, at most limit.
-	List(ctx context.Context, status Status, limit int) ([]*Settlement, error)
-}
-
-// ClaimRule is the condition of SettlementStore.Claim. A claim succeeds iff the row is settled,
-// Claims < MaxClaims, SettledAt >= SettledAfter, and either Claims == 0 (the first run), or the
-// previous run is idle (UpdatedAt <= IdleBefore) or was abandoned (Reason == ReasonUndelivered).
-type ClaimRule struct {
-	MaxClaims    int
-	SettledAfter time.Time
-	IdleBefore   time.Time
-	Now          time.Time
-}
-
-// ReasonUndelivered marks a settled row whose audit run ended without delivering the report.
-const ReasonUndelivered = "undelivered"
-
-// Allows reports whether rule admits a claim on r (the reference semantics for every backend).
-func (rule ClaimRule) Allows(r *Settlement) bool {
-	return r.Status == StatusSettled && r.Claims < rule.MaxClaims && r.SettledAt != nil &&
-		!r.SettledAt.Before(rule.SettledAfter) &&
-		(r.Claims == 0 || !r.UpdatedAt.After(rule.IdleBefore) || r.Reason == ReasonUndelivered)
-}
-
-// MemStore is an in-process SettlementStore (tests and single-process tools).
-type MemStore struct {
-	mu   sync.Mutex
-	rows map[string]*Settlement
-}
 
 // NewMemStore returns an empty MemStore.
-func NewMemStore() *MemStore { return &MemStore{rows: map[string]*Settlement{}} }
+func NewMemStore() *MemStore { return settlement.NewMemStore() }
 
-func clone(s *Settlement) *Settlement { c := *s; return &c }
-
-// Reserve implements SettlementStore.
-func (m *MemStore) Reserve(_ context.Context, s *Settlement) (*Settlement, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if ex, ok := m.rows[s.TxSig]; ok {
-		return clone(ex), nil
-	}
-	for _, r := range m.rows {
-		if r.Challenge == s.Challenge && r.Status != StatusReleased {
-			return nil, ErrChallengeUsed
-		}
-	}
-	for _, r := range m.rows {
-		if r.Payer == s.Payer && inFlight(r.Status) && inFlight(s.Status) {
-			return nil, ErrPayerBusy
-		}
-	}
-	m.rows[s.TxSig] = clone(s)
-	return nil, nil
-}
-
-// Update implements SettlementStore.
-func (m *MemStore) Update(_ context.Context, s *Settlement, from Status) (bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r, ok := m.rows[s.TxSig]
-	if !ok || r.Status != from {
-		return false, nil
-	}
-	if from == StatusReleased && s.Status != StatusReleased {
-		for _, o := range m.rows {
-			if o.TxSig != s.TxSig && o.Challenge == s.Challenge && o.Status != StatusReleased {
-				return false, ErrChallengeUsed
-			}
-		}
-	}
-	if inFlight(s.Status) && !inFlight(r.Status) {
-		for _, o := range m.rows {
-			if o.TxSig != s.TxSig && o.Payer == s.Payer && inFlight(o.Status) {
-				return false, ErrPayerBusy
-			}
-		}
-	}
-	m.rows[s.TxSig] = clone(s)
-	return true, nil
-}
-
-// Claim implements SettlementStore.
-func (m *MemStore) Claim(_ context.Context, txSig string, rule ClaimRule) (bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r, ok := m.rows[txSig]
-	if !ok || !rule.Allows(r) {
-		return false, nil
-	}
-	r.Claims++
-	r.UpdatedAt = rule.Now
-	r.Reason = ""
-	return true, nil
-}
-
-// Get implements SettlementStore.
-func (m *MemStore) Get(_ context.Context, txSig string) (*Settlement, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r, ok := m.rows[txSig]
-	if !ok {
-		return nil, ErrSettlementNotFound
-	}
-	return clone(r), nil
-}
-
-// List implements SettlementStore.
-func (m *MemStore) List(_ context.Context, status Status, limit int) ([]*Settlement, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []*Settlement
-	for _, r := range m.rows {
-		if r.Status == status {
-			out = append(out, clone(r))
-		}
-	}
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j].UpdatedAt.Before(out[j-1].UpdatedAt); j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
-}
+// NewSQLStore returns a SQLStore; dollar selects $N placeholders (PostgreSQL).
+func NewSQLStore(db SQLDB, dollar bool) *SQLStore { return settlement.NewSQLStore(db, dollar) }

@@ -8,10 +8,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/scopehygiene/scope-hygiene/server/x402"
+	"github.com/scopehygiene/scope-hygiene/server/settlement"
 )
 
-// x402DB adapts the pgx pool to x402.SQLDB (settlement table of migration 0010).
+// x402DB adapts the pgx pool to settlement.SQLDB (settlement table of migration 0010).
 type x402DB struct{ s *Store }
 
 func (d x402DB) Exec(ctx context.Context, q string, args ...any) (int64, error) {
@@ -45,7 +45,7 @@ func (d x402DB) IsUniqueViolation(err error) bool {
 }
 
 // Settlements returns the x402 settlement store over this database.
-func (s *Store) Settlements() x402.SettlementStore { return x402.NewSQLStore(x402DB{s}, true) }
+func (s *Store) Settlements() settlement.Store { return settlement.NewSQLStore(x402DB{s}, true) }
 
 // SetLedgerCAD fixes the CAD block (rate, rate date, basis, pending) of one ledger row; the
 // refund flag is left alone. Used by `ledger reconcile-cad`.

@@ -1,4 +1,4 @@
-package x402
+package settlement
 
 import (
 	"context"
@@ -18,7 +18,7 @@ type SQLDB interface {
 	IsUniqueViolation(err error) bool
 }
 
-// SQLStore is the SettlementStore over the x402_settlements table (created by the numbered
+// SQLStore is the Store over the x402_settlements table (created by the numbered
 // migrations of both backends). Times are stored as Unix milliseconds so both dialects compare
 // them identically.
 type SQLStore struct {
@@ -56,7 +56,7 @@ func args(r *Settlement) []any {
 		string(r.Status), r.Reason, r.FeeLamports, int64(r.Slot), r.Claims, r.LedgerID, ms(r.CreatedAt), ms(r.UpdatedAt), msPtr(r.SettledAt)}
 }
 
-// Reserve implements SettlementStore.
+// Reserve implements Store.
 func (s *SQLStore) Reserve(ctx context.Context, r *Settlement) (*Settlement, error) {
 	n, err := s.db.Exec(ctx, s.q(`INSERT INTO x402_settlements (`+settlementCols+`)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
@@ -65,7 +65,7 @@ ON CONFLICT (tx_sig) DO NOTHING`), args(r)...)
 		if s.db.IsUniqueViolation(err) {
 			return nil, s.whichUnique(ctx, r)
 		}
-		return nil, fmt.Errorf("x402: reserve settlement: %w", err)
+		return nil, fmt.Errorf("settlement: reserve settlement: %w", err)
 	}
 	if n == 1 {
 		return nil, nil
@@ -92,7 +92,7 @@ AND status IN ('reserved', 'submitted') LIMIT 1`), func(scan func(dest ...any) e
 	return ErrChallengeUsed
 }
 
-// Update implements SettlementStore.
+// Update implements Store.
 func (s *SQLStore) Update(ctx context.Context, r *Settlement, from Status) (bool, error) {
 	a := args(r)
 	a = append(a, string(from))
@@ -104,19 +104,19 @@ WHERE tx_sig = ?1 AND status = ?17`), a...)
 		if s.db.IsUniqueViolation(err) {
 			return false, s.whichUnique(ctx, r)
 		}
-		return false, fmt.Errorf("x402: update settlement: %w", err)
+		return false, fmt.Errorf("settlement: update settlement: %w", err)
 	}
 	return n == 1, nil
 }
 
-// Claim implements SettlementStore (same condition as ClaimRule.Allows, in one statement).
+// Claim implements Store (same condition as ClaimRule.Allows, in one statement).
 func (s *SQLStore) Claim(ctx context.Context, txSig string, rule ClaimRule) (bool, error) {
 	n, err := s.db.Exec(ctx, s.q(`UPDATE x402_settlements SET claims = claims + 1, updated_ms = ?2, reason = ''
 WHERE tx_sig = ?1 AND status = 'settled' AND claims < ?3 AND settled_ms IS NOT NULL AND settled_ms >= ?4
   AND (claims = 0 OR updated_ms <= ?5 OR reason = ?6)`),
 		txSig, ms(rule.Now), rule.MaxClaims, ms(rule.SettledAfter), ms(rule.IdleBefore), ReasonUndelivered)
 	if err != nil {
-		return false, fmt.Errorf("x402: claim settlement: %w", err)
+		return false, fmt.Errorf("settlement: claim settlement: %w", err)
 	}
 	return n == 1, nil
 }
@@ -142,24 +142,24 @@ func (s *SQLStore) query(ctx context.Context, where string, a ...any) ([]*Settle
 		return nil
 	}
 	if err := s.db.QueryRows(ctx, s.q(`SELECT `+settlementCols+` FROM x402_settlements `+where), each, a...); err != nil {
-		return nil, fmt.Errorf("x402: read settlements: %w", err)
+		return nil, fmt.Errorf("settlement: read settlements: %w", err)
 	}
 	return out, nil
 }
 
-// Get implements SettlementStore.
+// Get implements Store.
 func (s *SQLStore) Get(ctx context.Context, txSig string) (*Settlement, error) {
 	rows, err := s.query(ctx, `WHERE tx_sig = ?1`, txSig)
 	if err != nil {
 		return nil, err
 	}
 	if len(rows) == 0 {
-		return nil, ErrSettlementNotFound
+		return nil, ErrNotFound
 	}
 	return rows[0], nil
 }
 
-// List implements SettlementStore.
+// List implements Store.
 func (s *SQLStore) List(ctx context.Context, status Status, limit int) ([]*Settlement, error) {
 	if limit <= 0 {
 		limit = 1000
