@@ -37,6 +37,7 @@ type Gate struct {
 
 	accMu    sync.Mutex
 	accounts map[string]accountEntry
+	attempts *siwx.Budget
 }
 
 var _ api.Payments = (*Gate)(nil)
@@ -64,7 +65,8 @@ func New(cfg *x402.Config, r x402.RPC, st x402.SettlementStore, rates *x402.Rate
 	if err != nil {
 		return nil, err
 	}
-	return &Gate{cfg: cfg, ch: ch, ver: v, settler: s, rates: rates, rpc: r, log: log, now: now, accounts: map[string]accountEntry{}}, nil
+	return &Gate{cfg: cfg, ch: ch, ver: v, settler: s, rates: rates, rpc: r, log: log, now: now, accounts: map[string]accountEntry{},
+		attempts: siwx.NewBudget(DefaultPayerAttemptsPerMinute, time.Minute, now)}, nil
 }
 
 // Network names the network payments are taken on (GET /criteria states it).
@@ -85,6 +87,12 @@ type paymentRequiredBody struct {
 	Price   api.Price `json:"price"`
 	Network string    `json:"network"`
 }
+
+// ReasonPayerAttemptBudget is the 429 reason of a payer over its payment-attempt budget.
+const ReasonPayerAttemptBudget = "payer_attempt_budget"
+
+// DefaultPayerAttemptsPerMinute is each payer wallet's payment-attempt budget per replica.
+const DefaultPayerAttemptsPerMinute = 30
 
 // ReasonHeaderMalformed is the 400 reason of a PAYMENT-SIGNATURE that does not decode.
 const ReasonHeaderMalformed = "payment_header_malformed"
@@ -162,6 +170,14 @@ func (g *Gate) Require(c echo.Context, q api.Quote) (*api.Payment, error) {
 			return nil, g.require402(c, q, rj.Reason, nil)
 		}
 		return nil, err
+	}
+	// Payment attempts are budgeted per payer once the payload names it (fee-payer protection:
+	// each attempt may cost an RPC simulation, and a broadcast one a fee).
+	if ok, retry := g.attempts.Take(v.Payer.String()); !ok {
+		cors(c)
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(retry.Seconds())+1))
+		return nil, c.JSON(http.StatusTooManyRequests, PaymentError{Kind: "error", Error: ReasonPayerAttemptBudget,
+			Detail: "too many payment attempts by this payer wallet in the last minute; retry after the time in Retry-After"})
 	}
 	// A payment that already has a live settlement row is a resume (or a replay): only its
 	// payer, proving the wallet over a challenge bound to this transaction, gets anything.
