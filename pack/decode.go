@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 )
 
 // envelope describes the paging facts of one dump file, when it had an envelope.
@@ -84,7 +85,15 @@ func readItems(f File, keys ...string) ([]map[string]any, envelope, error) {
 			items, _, err := objects(f.Name, arr)
 			return items, env, err
 		}
-		if len(keys) == 0 {
+		// One object none of whose envelope members holds an array: JSON Lines of one line.
+		// An envelope member holding something else (not a text) is a malformed envelope.
+		malformed := false
+		for _, k := range keys {
+			v, has := t[k]
+			_, text := v.(string)
+			malformed = malformed || (has && !text)
+		}
+		if !malformed {
 			return []map[string]any{t}, env, nil
 		}
 		return nil, env, fmt.Errorf("pack: %s: expected an array, JSON Lines, or an object with one of the members %v holding an array", f.Name, keys)
@@ -185,4 +194,68 @@ func withMetadata(rec Record, meta any, native map[string]any, inv *Inventory) {
 	if len(md) > 0 {
 		rec["metadata"] = md
 	}
+}
+
+// replacedChars counts what a JSON decoder silently turns into U+FFFD: \u escapes of lone
+// UTF-16 surrogates, and bytes that are not valid UTF-8. A text holding one is not submitted as
+// written (its content hash differs from the source's), so the count is a compatibility loss.
+func replacedChars(data []byte) int {
+	n := 0
+	for i := 0; i < len(data); {
+		c := data[i]
+		switch {
+		case c == '\\' && i+1 < len(data) && data[i+1] == 'u':
+			u, ok := hex4(data, i+2)
+			if !ok {
+				i += 2
+				continue
+			}
+			switch {
+			case u >= 0xD800 && u <= 0xDBFF:
+				if i+7 < len(data) && data[i+6] == '\\' && data[i+7] == 'u' {
+					if l, ok := hex4(data, i+8); ok && l >= 0xDC00 && l <= 0xDFFF {
+						i += 12
+						continue
+					}
+				}
+				n++
+			case u >= 0xDC00 && u <= 0xDFFF:
+				n++
+			}
+			i += 6
+		case c == '\\':
+			i += 2
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, size := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && size == 1 {
+				n++
+			}
+			i += size
+		}
+	}
+	return n
+}
+
+func hex4(b []byte, at int) (rune, bool) {
+	if at+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[at : at+4] {
+		var d byte
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(d)
+	}
+	return r, true
 }

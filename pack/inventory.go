@@ -25,6 +25,13 @@ type Inventory struct {
 	Notes    []string        `json:"notes"`
 	Output   []OutputPart    `json:"submission"`
 	Splits   []string        `json:"split_notes,omitempty"`
+	// HashOnlyDropped counts, per field, the record fields a hash-only pack dropped because the
+	// audit does not read them.
+	HashOnlyDropped map[string]int `json:"hash_only_fields_dropped,omitempty"`
+	// SourceValues says how source values were submitted in hash-only form.
+	SourceValues string `json:"hash_only_source_values,omitempty"`
+	// Omissions lists every part of the input not converted, with counts, blocking or not.
+	Omissions []Omission `json:"omissions"`
 
 	dropped  map[string]int
 	derived  map[string]int
@@ -77,17 +84,18 @@ type OutputPart struct {
 
 func newInventory(opt Options) *Inventory {
 	return &Inventory{
-		Kind:     "pack_inventory",
-		Note:     "This inventory stays with the caller: the service never asks for it and never stores it.",
-		Source:   string(opt.Source),
-		Unresolv: map[string]int{},
-		Counts:   map[string]int{},
-		Notes:    []string{},
-		Absent:   []AbsentField{},
-		dropped:  map[string]int{},
-		derived:  map[string]int{},
-		kept:     map[string]bool{},
-		derivedN: map[string]string{},
+		Kind:      "pack_inventory",
+		Note:      "This inventory stays with the caller: the service never asks for it and never stores it.",
+		Source:    string(opt.Source),
+		Unresolv:  map[string]int{},
+		Counts:    map[string]int{},
+		Notes:     []string{},
+		Absent:    []AbsentField{},
+		Omissions: []Omission{},
+		dropped:   map[string]int{},
+		derived:   map[string]int{},
+		kept:      map[string]bool{},
+		derivedN:  map[string]string{},
 	}
 }
 
@@ -103,7 +111,13 @@ func (inv *Inventory) addFiles(role string, fs []File) {
 	}
 }
 
-func (inv *Inventory) drop(field string)             { inv.dropped[field]++ }
+func (inv *Inventory) drop(field string) { inv.dropped[field]++ }
+func (inv *Inventory) hashOnlyDrop(field string) {
+	if inv.HashOnlyDropped == nil {
+		inv.HashOnlyDropped = map[string]int{}
+	}
+	inv.HashOnlyDropped[field]++
+}
 func (inv *Inventory) keep(field string)             { inv.kept[field] = true }
 func (inv *Inventory) count(what string, n int)      { inv.Counts[what] += n }
 func (inv *Inventory) unresolved(what string, n int) { inv.Unresolv[what] += n }
@@ -149,6 +163,7 @@ func (inv *Inventory) setRecords(s *Submission) {
 	for _, k := range sortedKeys(inv.derived) {
 		inv.Fields.Derived = append(inv.Fields.Derived, DerivedField{Field: k, Records: inv.derived[k], How: inv.derivedN[k]})
 	}
+	sort.SliceStable(inv.Omissions, func(i, j int) bool { return inv.Omissions[i].Part < inv.Omissions[j].Part })
 	sort.SliceStable(inv.Absent, func(i, j int) bool { return inv.Absent[i].Field < inv.Absent[j].Field })
 }
 
@@ -175,4 +190,48 @@ func (inv *Inventory) Marshal() ([]byte, error) {
 		return nil, err
 	}
 	return append(out, '\n'), nil
+}
+
+// Omission is one part of the input that was not converted into submission records: a declared
+// omission (the part is not memory the audit grades, or the format leaves it out) or a
+// compatibility loss (something the audit would read was lost or could not be read). Blocking
+// means the loss can change what the audit says about the export.
+type Omission struct {
+	Part     string `json:"part"`
+	Kind     string `json:"kind"`
+	Count    int    `json:"count"`
+	Blocking bool   `json:"blocking"`
+	Why      string `json:"why"`
+}
+
+// Omission kinds.
+const (
+	OmissionDeclared      = "declared_omission"
+	OmissionCompatibility = "compatibility_loss"
+)
+
+// omit adds n to the omission of part (created on first use with kind, blocking and why).
+func (inv *Inventory) omit(part, kind string, n int, blocking bool, why string) {
+	if n <= 0 {
+		return
+	}
+	for i := range inv.Omissions {
+		if inv.Omissions[i].Part == part {
+			inv.Omissions[i].Count += n
+			return
+		}
+	}
+	inv.Omissions = append(inv.Omissions, Omission{Part: part, Kind: kind, Count: n, Blocking: blocking, Why: why})
+}
+
+// OmissionTotals sums the omission counts split into blocking and non-blocking.
+func (inv *Inventory) OmissionTotals() (blocking, nonBlocking int) {
+	for _, o := range inv.Omissions {
+		if o.Blocking {
+			blocking += o.Count
+		} else {
+			nonBlocking += o.Count
+		}
+	}
+	return blocking, nonBlocking
 }

@@ -461,6 +461,7 @@ func (b *lettaBundle) addAF(name, prefix string, doc map[string]any) error {
 			}
 		}
 	}
+	b.omitAF(doc)
 	if groups, ok := doc["groups"].([]any); ok {
 		for _, g := range groups {
 			if gm, ok := g.(map[string]any); ok && isSet(gm["shared_block_ids"]) {
@@ -469,6 +470,59 @@ func (b *lettaBundle) addAF(name, prefix string, doc map[string]any) error {
 		}
 	}
 	return nil
+}
+
+// afUsed are the .af members (top level, and per agent) that become records or attachments.
+var afUsed = map[string]bool{"agents": true, "blocks": true}
+var afAgentUsed = map[string]bool{"id": true, "block_ids": true}
+
+// omitAF declares every part of an agent file that is not converted: top-level lists (files,
+// sources, tools, groups, ...) and agent members (messages, system prompt, tools, ...), counted by
+// item. None of them is a memory record the criteria grade, so none is blocking; files and
+// sources hold source material whose passages enter only from a passages dump.
+func (b *lettaBundle) omitAF(doc map[string]any) {
+	for _, k := range sortedKeys(doc) {
+		if afUsed[k] {
+			continue
+		}
+		why := "not a memory record the criteria grade; kept out of the submission"
+		if k == "files" || k == "sources" {
+			why = "source material (file contents, transcripts): its passages enter only from a passages dump as letta_source_passage records"
+		}
+		b.inv.omit("letta-af: "+k, OmissionDeclared, itemCount(doc[k]), false, why)
+	}
+	agents, _ := doc["agents"].([]any)
+	for _, a := range agents {
+		am, ok := a.(map[string]any)
+		if !ok {
+			continue
+		}
+		for _, k := range sortedKeys(am) {
+			if afAgentUsed[k] {
+				continue
+			}
+			why := "agent configuration or state, not a memory record the criteria grade"
+			if k == "messages" || k == "in_context_message_ids" {
+				why = "conversation messages (recall memory): not graded by memory-scope-hygiene/v1"
+			}
+			b.inv.omit("letta-af: agents[]."+k, OmissionDeclared, itemCount(am[k]), false, why)
+		}
+	}
+}
+
+// itemCount is the number of items a member holds: list items, object members, or 1 for a set
+// scalar (0 for null, "" and empty containers).
+func itemCount(v any) int {
+	switch t := v.(type) {
+	case []any:
+		return len(t)
+	case map[string]any:
+		return len(t)
+	}
+	if isSet(v) {
+		return 1
+	}
+	return 0
 }
 
 func strOr(m map[string]any, k string) string {
