@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -16,6 +18,9 @@ type envelope struct {
 	Count    int64
 	HasNext  bool // the envelope carried a "next" member
 	NextNull bool // ... and it was null (last page)
+	// Locs holds, per item, where it sits in the file: a JSON pointer ("/3", "/results/3"),
+	// "jsonl:N" for the N-th value (1-based) of a JSON Lines file, or "" for a lone object.
+	Locs []string
 }
 
 var bom = []byte{0xEF, 0xBB, 0xBF}
@@ -62,11 +67,15 @@ func readItems(f File, keys ...string) ([]map[string]any, envelope, error) {
 		return nil, env, fmt.Errorf("pack: %s: empty file", f.Name)
 	}
 	if len(vals) > 1 { // JSON Lines
-		return objects(f.Name, vals)
+		items, _, err := objects(f.Name, vals)
+		env.Locs = locs("jsonl:", 1, len(items))
+		return items, env, err
 	}
 	switch t := vals[0].(type) {
 	case []any:
-		return objects(f.Name, t)
+		items, _, err := objects(f.Name, t)
+		env.Locs = locs("/", 0, len(items))
+		return items, env, err
 	case map[string]any:
 		for _, k := range keys {
 			arr, ok := t[k].([]any)
@@ -83,6 +92,7 @@ func readItems(f File, keys ...string) ([]map[string]any, envelope, error) {
 				env.HasNext, env.NextNull = true, nx == nil
 			}
 			items, _, err := objects(f.Name, arr)
+			env.Locs = locs("/"+pointerToken(k)+"/", 0, len(items))
 			return items, env, err
 		}
 		// One object none of whose envelope members holds an array: JSON Lines of one line.
@@ -94,11 +104,88 @@ func readItems(f File, keys ...string) ([]map[string]any, envelope, error) {
 			malformed = malformed || (has && !text)
 		}
 		if !malformed {
+			env.Locs = []string{""}
 			return []map[string]any{t}, env, nil
 		}
 		return nil, env, fmt.Errorf("pack: %s: expected an array, JSON Lines, or an object with one of the members %v holding an array", f.Name, keys)
 	}
 	return nil, env, fmt.Errorf("pack: %s: expected an array of objects, JSON Lines, or an envelope object", f.Name)
+}
+
+// locs returns n locations prefix+(first+i).
+func locs(prefix string, first, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = prefix + strconv.Itoa(first+i)
+	}
+	return out
+}
+
+// pointerToken escapes one RFC 6901 reference token.
+func pointerToken(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// SourceBytes returns the exact bytes of the item at loc in a dump file (see envelope.Locs): a
+// JSON pointer into the document (into the inner document of a double-encoded file), "jsonl:N",
+// or "" for the whole document. ok is false when loc names nothing.
+func SourceBytes(data []byte, loc string) (out []byte, ok bool) {
+	data = bytes.TrimPrefix(data, bom)
+	if n, isLine := strings.CutPrefix(loc, "jsonl:"); isLine {
+		k, err := strconv.Atoi(n)
+		if err != nil || k < 1 {
+			return nil, false
+		}
+		dec := json.NewDecoder(bytes.NewReader(data))
+		for i := 1; ; i++ {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return nil, false
+			}
+			if i == k {
+				return raw, true
+			}
+		}
+	}
+	cur := json.RawMessage(bytes.TrimSpace(data))
+	if len(cur) > 0 && cur[0] == '"' && loc != "" {
+		var inner string
+		if json.Unmarshal(cur, &inner) != nil {
+			return nil, false
+		}
+		cur = json.RawMessage(bytes.TrimSpace([]byte(inner)))
+	}
+	if loc == "" {
+		return cur, true
+	}
+	if !strings.HasPrefix(loc, "/") {
+		return nil, false
+	}
+	for _, tok := range strings.Split(loc[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch {
+		case len(cur) > 0 && cur[0] == '[':
+			var arr []json.RawMessage
+			i, err := strconv.Atoi(tok)
+			if err != nil || json.Unmarshal(cur, &arr) != nil || i < 0 || i >= len(arr) {
+				return nil, false
+			}
+			cur = arr[i]
+		case len(cur) > 0 && cur[0] == '{':
+			var obj map[string]json.RawMessage
+			if json.Unmarshal(cur, &obj) != nil {
+				return nil, false
+			}
+			v, ok := obj[tok]
+			if !ok {
+				return nil, false
+			}
+			cur = v
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
 }
 
 func objects(name string, vals []any) ([]map[string]any, envelope, error) {

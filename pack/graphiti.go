@@ -123,7 +123,7 @@ func buildGraphiti(in Inputs, inv *Inventory) ([]Record, error) {
 	index := map[string]int{}
 	noGroup := 0
 	for _, f := range in.Records {
-		items, _, err := readItems(f, edgeEnvelopeKeys...)
+		items, env, err := readItems(f, edgeEnvelopeKeys...)
 		if err != nil {
 			return nil, err
 		}
@@ -185,6 +185,7 @@ func buildGraphiti(in Inputs, inv *Inventory) ([]Record, error) {
 			}
 			index[rec["id"].(string)] = len(recs)
 			recs = append(recs, rec)
+			inv.from(rec["id"].(string), f.Name, env.Locs[i])
 		}
 	}
 	if noGroup > 0 {

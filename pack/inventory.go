@@ -33,6 +33,7 @@ type Inventory struct {
 	// Omissions lists every part of the input not converted, with counts, blocking or not.
 	Omissions []Omission `json:"omissions"`
 
+	prov     map[string]provenance
 	dropped  map[string]int
 	derived  map[string]int
 	kept     map[string]bool
@@ -93,6 +94,7 @@ func newInventory(opt Options) *Inventory {
 		Absent:    []AbsentField{},
 		Omissions: []Omission{},
 		dropped:   map[string]int{},
+		prov:      map[string]provenance{},
 		derived:   map[string]int{},
 		kept:      map[string]bool{},
 		derivedN:  map[string]string{},
@@ -112,6 +114,17 @@ func (inv *Inventory) addFiles(role string, fs []File) {
 }
 
 func (inv *Inventory) drop(field string) { inv.dropped[field]++ }
+
+// provenance is where one record came from: the input file and the item's location in it.
+type provenance struct{ file, loc string }
+
+// from records the source of record id (the first call for an id wins: later copies of the
+// same record are dropped as duplicates).
+func (inv *Inventory) from(id, file, loc string) {
+	if _, seen := inv.prov[id]; !seen {
+		inv.prov[id] = provenance{file, loc}
+	}
+}
 func (inv *Inventory) hashOnlyDrop(field string) {
 	if inv.HashOnlyDropped == nil {
 		inv.HashOnlyDropped = map[string]int{}

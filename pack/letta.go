@@ -3,6 +3,7 @@ package pack
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -53,6 +54,7 @@ type pendingPassage struct {
 	archiveID string
 	sourceID  string
 	agents    []string
+	file, loc string
 }
 
 func newLettaBundle(opt Options, inv *Inventory) *lettaBundle {
@@ -85,7 +87,7 @@ var lettaDropped = map[string]bool{"embedding": true, "embedding_config": true}
 
 // addBlock maps one block. Blocks listed twice (an API block list and an agent's blocks) are
 // kept once; a differing second copy is counted, the first kept.
-func (b *lettaBundle) addBlock(where string, i int, prefix string, it map[string]any) error {
+func (b *lettaBundle) addBlock(where string, i int, prefix string, it map[string]any, loc string) error {
 	id, ok := str(it, "id")
 	if !ok || id == "" {
 		return fmt.Errorf("pack: %s: block %d: id missing or not a string", where, i)
@@ -110,11 +112,12 @@ func (b *lettaBundle) addBlock(where string, i int, prefix string, it map[string
 	}
 	b.blockIdx[prefix+id] = len(b.blocks)
 	b.blocks = append(b.blocks, rec)
+	b.inv.from(prefix+id, where, loc)
 	return nil
 }
 
 // addAgent records an agent's block and source attachments. API agents may embed their blocks.
-func (b *lettaBundle) addAgent(where string, i int, prefix string, it map[string]any, api bool) error {
+func (b *lettaBundle) addAgent(where string, i int, prefix string, it map[string]any, api bool, loc string) error {
 	id, ok := str(it, "id")
 	if !ok || id == "" {
 		return fmt.Errorf("pack: %s: agent %d: id missing or not a string", where, i)
@@ -123,11 +126,13 @@ func (b *lettaBundle) addAgent(where string, i int, prefix string, it map[string
 	ids, skipped := stringList(it["block_ids"])
 	b.inv.count("block_ids_not_strings", skipped)
 	var embedded []any
+	embeddedAt := loc + "/blocks/"
 	if api {
 		if arr, ok := it["blocks"].([]any); ok {
 			embedded = arr
 		} else if mem, ok := it["memory"].(map[string]any); ok {
 			embedded, _ = mem["blocks"].([]any)
+			embeddedAt = loc + "/memory/blocks/"
 		}
 	}
 	for j, x := range embedded {
@@ -135,7 +140,7 @@ func (b *lettaBundle) addAgent(where string, i int, prefix string, it map[string
 		if !ok {
 			return fmt.Errorf("pack: %s: agent %d: block %d is not an object", where, i, j)
 		}
-		if err := b.addBlock(where, j, prefix, bl); err != nil {
+		if err := b.addBlock(where, j, prefix, bl, embeddedAt+strconv.Itoa(j)); err != nil {
 			return err
 		}
 		if bid, ok := str(bl, "id"); ok {
@@ -168,7 +173,7 @@ func (b *lettaBundle) addAgent(where string, i int, prefix string, it map[string
 var passageMapped = map[string]bool{"id": true, "text": true, "metadata": true, "is_deleted": true, "file_id": true, "agent_id": true}
 
 // addPassage maps one passage; its scope is resolved in finish (after every file is read).
-func (b *lettaBundle) addPassage(where string, i int, it map[string]any, listedFor string) error {
+func (b *lettaBundle) addPassage(where string, i int, it map[string]any, listedFor, loc string) error {
 	id, ok := str(it, "id")
 	if !ok || id == "" {
 		return fmt.Errorf("pack: %s: passage %d: id missing or not a string", where, i)
@@ -204,7 +209,7 @@ func (b *lettaBundle) addPassage(where string, i int, it map[string]any, listedF
 	}
 	native := splitNative(it, passageMapped, lettaDropped, b.inv)
 	withMetadata(rec, it["metadata"], native, b.inv)
-	b.pending = append(b.pending, pendingPassage{rec: rec, archiveID: archiveID, sourceID: sourceID, agents: agents})
+	b.pending = append(b.pending, pendingPassage{rec: rec, archiveID: archiveID, sourceID: sourceID, agents: agents, file: where, loc: loc})
 	return nil
 }
 
@@ -275,10 +280,10 @@ func (b *lettaBundle) archiveAgents(name string, i int, arch string, v any) erro
 // addPassageFile reads a passage dump: an array / JSON Lines / envelope of passages, or one
 // object mapping agent id to that agent's archival listing (GET /v1/agents/{id}/archival-memory).
 func (b *lettaBundle) addPassageFile(f File) error {
-	items, _, err := readItems(f, "passages", "results", "items", "data")
+	items, env, err := readItems(f, "passages", "results", "items", "data")
 	if err == nil {
 		for i, it := range items {
-			if err := b.addPassage(f.Name, i, it, ""); err != nil {
+			if err := b.addPassage(f.Name, i, it, "", env.Locs[i]); err != nil {
 				return err
 			}
 		}
@@ -299,7 +304,7 @@ func (b *lettaBundle) addPassageFile(f File) error {
 			return oerr
 		}
 		for i, it := range objs {
-			if perr := b.addPassage(f.Name, i, it, agent); perr != nil {
+			if perr := b.addPassage(f.Name, i, it, agent, "/"+pointerToken(agent)+"/"+strconv.Itoa(i)); perr != nil {
 				return perr
 			}
 		}
@@ -357,6 +362,7 @@ func (b *lettaBundle) finish() []Record {
 			continue
 		}
 		p.rec["attached_to"] = sortedKeys(agents)
+		b.inv.from(id, p.file, p.loc)
 		b.passIdx[id] = len(b.passages)
 		b.passages = append(b.passages, p.rec)
 	}
@@ -441,7 +447,7 @@ func (b *lettaBundle) addAF(name, prefix string, doc map[string]any) error {
 			if _, dup := b.blockIdx[prefix+strOr(it, "id")]; dup {
 				return fmt.Errorf("pack: %s: block %d: id repeats an earlier block in the file", name, i)
 			}
-			if err := b.addBlock(name, i, prefix, it); err != nil {
+			if err := b.addBlock(name, i, prefix, it, "/blocks/"+strconv.Itoa(i)); err != nil {
 				return err
 			}
 		}
@@ -456,7 +462,7 @@ func (b *lettaBundle) addAF(name, prefix string, doc map[string]any) error {
 			return err
 		}
 		for i, it := range objs {
-			if err := b.addAgent(name, i, prefix, it, false); err != nil {
+			if err := b.addAgent(name, i, prefix, it, false, "/agents/"+strconv.Itoa(i)); err != nil {
 				return err
 			}
 		}
@@ -534,7 +540,7 @@ func strOr(m map[string]any, k string) string {
 // or a list whose items are classified by their native members (passage: text; block: value;
 // agent: agent_type/blocks/block_ids; archive row: archive_id with agent_id).
 func (b *lettaBundle) addAPIFile(f File) error {
-	items, _, err := readItems(f)
+	items, env, err := readItems(f)
 	if err != nil {
 		return err
 	}
@@ -551,7 +557,7 @@ func (b *lettaBundle) addAPIFile(f File) error {
 			if err != nil {
 				return err
 			}
-			if err := b.apiItems(f.Name, objs, k); err != nil {
+			if err := b.apiItems(f.Name, objs, k, locs(env.Locs[0]+"/"+k+"/", 0, len(objs))); err != nil {
 				return err
 			}
 		}
@@ -560,10 +566,10 @@ func (b *lettaBundle) addAPIFile(f File) error {
 		}
 		return nil
 	}
-	return b.apiItems(f.Name, items, "")
+	return b.apiItems(f.Name, items, "", env.Locs)
 }
 
-func (b *lettaBundle) apiItems(name string, items []map[string]any, kind string) error {
+func (b *lettaBundle) apiItems(name string, items []map[string]any, kind string, at []string) error {
 	for i, it := range items {
 		k := kind
 		if k == "" {
@@ -572,11 +578,11 @@ func (b *lettaBundle) apiItems(name string, items []map[string]any, kind string)
 		var err error
 		switch k {
 		case "agents":
-			err = b.addAgent(name, i, "", it, true)
+			err = b.addAgent(name, i, "", it, true, at[i])
 		case "blocks":
-			err = b.addBlock(name, i, "", it)
+			err = b.addBlock(name, i, "", it, at[i])
 		case "passages":
-			err = b.addPassage(name, i, it, "")
+			err = b.addPassage(name, i, it, "", at[i])
 		case "archives_agents", "archives":
 			arch, ok := str(it, "archive_id")
 			if !ok {

@@ -106,6 +106,7 @@ func buildMem0(in Inputs, opt Options, inv *Inventory) ([]Record, error) {
 			}
 			index[id] = len(recs)
 			recs = append(recs, rec)
+			inv.from(id, f.Name, env.Locs[i])
 		}
 		// A file whose every item carries a search score is a search result, not a dump.
 		if scored > 0 && scored == len(items) {

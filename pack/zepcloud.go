@@ -51,7 +51,7 @@ func buildZepCloud(in Inputs, opt Options, inv *Inventory) ([]Record, error) {
 		if kind == "user" {
 			graphID = "user:" + id
 		}
-		items, _, err := readItems(f, edgeEnvelopeKeys...)
+		items, env, err := readItems(f, edgeEnvelopeKeys...)
 		if err != nil {
 			return nil, err
 		}
@@ -86,6 +86,7 @@ func buildZepCloud(in Inputs, opt Options, inv *Inventory) ([]Record, error) {
 			}
 			index[rid] = len(recs)
 			recs = append(recs, rec)
+			inv.from(rid, f.Name, env.Locs[i])
 		}
 		if withGroup > 0 && withGroup == len(items) {
 			return nil, fmt.Errorf("pack: %s: every edge carries group_id: this is a Graphiti dump, not a Zep Cloud v3 listing (use --from graphiti)", f.Name)
