@@ -109,7 +109,11 @@ func SHA256Hex(b []byte) string {
 
 func (inv *Inventory) addFiles(role string, fs []File) {
 	for _, f := range fs {
-		inv.Inputs = append(inv.Inputs, InventoryFile{Role: role, File: f.Name, Bytes: len(f.Data), SHA256: SHA256Hex(f.Data)})
+		b := f.Data
+		if f.Raw != nil {
+			b = f.Raw
+		}
+		inv.Inputs = append(inv.Inputs, InventoryFile{Role: role, File: f.Name, Bytes: len(b), SHA256: SHA256Hex(b)})
 	}
 }
 

@@ -516,13 +516,10 @@ func (b *lettaBundle) omitAF(doc map[string]any) {
 	}
 }
 
-// itemCount is the number of items a member holds: list items, object members, or 1 for a set
-// scalar (0 for null, "" and empty containers).
+// itemCount is the number of items a member holds: list items, or 1 for a set object or scalar
+// (0 for null, false, "" and empty containers).
 func itemCount(v any) int {
-	switch t := v.(type) {
-	case []any:
-		return len(t)
-	case map[string]any:
+	if t, ok := v.([]any); ok {
 		return len(t)
 	}
 	if isSet(v) {

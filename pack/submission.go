@@ -63,6 +63,9 @@ var familyVariants = map[string][]string{
 type File struct {
 	Name string
 	Data []byte
+	// Raw, when set, is the file's exact bytes and Data was derived from it (a Mem0 history.db
+	// read into JSON Lines by the caller): sizes and digests are of Raw.
+	Raw []byte
 }
 
 // Inputs groups the files of one pack by role.

@@ -68,6 +68,7 @@ type config struct {
 	globalScopes, globalKeys, globalKeyFiles, globalHashes, claimIDs       multi
 	privateScopes                                                          multi
 	files                                                                  []string
+	pkg                                                                    packageFlags
 }
 
 func main() {
@@ -109,6 +110,7 @@ func newFlags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.Var(&c.privateScopes, "private-scope", "manifest private_scopes entry (repeatable)")
 	fs.BoolVar(&c.scopeFiltered, "scope-filtered", false, "manifest scope_filtered: the Mem0 dump was filtered to some scopes")
 	fs.BoolVar(&c.multiScope, "multi-scope", false, "manifest multi_scope: declare a multi-scope Zep/Graphiti submission")
+	c.pkg.register(fs)
 	return fs
 }
 
@@ -143,6 +145,9 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "verify" {
+		return verifyCmd(args[1:], stdout, stderr)
+	}
 	c, err := parseArgs(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -179,6 +184,9 @@ func (c *config) options() (pack.Options, error) {
 		return pack.Options{}, fmt.Errorf("pack: --from must be one of %s", sourceList())
 	}
 	opt := pack.Options{Source: src, HashOnly: c.hashOnly, KeepMetadata: c.keepMetadata, Variant: c.variant, GraphID: c.graphID, UserID: c.userID}
+	if err := c.pkg.packOptions(&opt, c.hashOnly); err != nil {
+		return opt, err
+	}
 	if (c.graphID != "" || c.userID != "") && src != pack.ZepCloud {
 		return opt, errors.New("pack: --graph-id / --user-id are for --from zep-cloud")
 	}
@@ -273,8 +281,11 @@ func (c *config) pack(stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if c.split && c.out == "" {
+	if c.split && c.out == "" && c.pkg.dir == "" {
 		return errors.New("pack: --split needs -o FILE (parts are written as FILE.part1.json, ...)")
+	}
+	if c.pkg.dir != "" && c.out != "" {
+		return errors.New("pack: give -o FILE or --package DIR, not both")
 	}
 	var in pack.Inputs
 	for _, x := range []struct {
@@ -285,9 +296,15 @@ func (c *config) pack(stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	if err := readHistoryDBs(in.History); err != nil {
+		return err
+	}
 	res, err := pack.Pack(in, opt)
 	if err != nil {
 		return err
+	}
+	if c.pkg.dir != "" {
+		return c.pkg.write(res, in, c.split, stderr)
 	}
 	body, err := res.Submission.Marshal()
 	if err != nil {
