@@ -92,6 +92,8 @@ func groupIndex(files []File, keys []string, what string, inv *Inventory) (map[s
 			if !ok || id == "" {
 				return nil, fmt.Errorf("pack: %s: %s %d: uuid missing or not a string", f.Name, what, i)
 			}
+			inv.omit("graphiti: "+what+" listings (all but uuid and group_id)", OmissionDeclared, 1, false,
+				"listings are read only to resolve group ids; their names, summaries and episode contents are not records of the grade")
 			g, ok := str(it, "group_id")
 			if !ok {
 				inv.count(what+"s_without_group_id", 1)

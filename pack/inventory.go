@@ -152,6 +152,18 @@ var scopeFields = []string{"user_id", "agent_id", "app_id", "run_id", "session_i
 
 func (inv *Inventory) setRecords(s *Submission) {
 	inv.Family, inv.Form, inv.Variant = s.Family, s.Form, s.Variant
+	for _, k := range sortedKeys(inv.dropped) {
+		inv.omit("dropped member: "+k, OmissionDeclared, inv.dropped[k], false,
+			"a search or embedding artefact (or a second spelling of a member), not part of the stored record")
+	}
+	for _, k := range sortedKeys(inv.HashOnlyDropped) {
+		inv.omit("hash-only: record field "+k+" not submitted", OmissionDeclared, inv.HashOnlyDropped[k], false,
+			"the audit does not read this field; hash-only form carries only the fields it reads")
+	}
+	if n := inv.Counts["hash_only_metadata_reduced_to_markers"]; n > 0 {
+		inv.omit("hash-only: metadata other than the shared/sharing markers", OmissionDeclared, n, false,
+			"free text stays on this machine; only the M1 markers are read by the audit")
+	}
 	inv.Records = RecordCounts{Total: len(s.Records), ByClass: map[string]int{}}
 	found := map[string]int{}
 	for _, r := range s.Records {

@@ -151,6 +151,11 @@ func (b *lettaBundle) addAgent(where string, i int, prefix string, it map[string
 		addTo(b.attach, prefix+bid, aid)
 	}
 	if api {
+		for _, k := range sortedKeys(it) {
+			if !lettaAPIAgentUsed[k] {
+				b.inv.omit("letta-api: agents[]."+k, OmissionDeclared, itemCount(it[k]), false, "agent configuration or state, not a memory record the criteria grade")
+			}
+		}
 		srcs, _ := stringList(it["source_ids"])
 		for _, k := range []string{"sources", "folders"} {
 			if arr, ok := it[k].([]any); ok {
@@ -481,6 +486,7 @@ func (b *lettaBundle) addAF(name, prefix string, doc map[string]any) error {
 // afUsed are the .af members (top level, and per agent) that become records or attachments.
 var afUsed = map[string]bool{"agents": true, "blocks": true}
 var afAgentUsed = map[string]bool{"id": true, "block_ids": true}
+var lettaAPIAgentUsed = map[string]bool{"id": true, "block_ids": true, "blocks": true, "memory": true, "source_ids": true, "sources": true, "folders": true}
 
 // omitAF declares every part of an agent file that is not converted: top-level lists (files,
 // sources, tools, groups, ...) and agent members (messages, system prompt, tools, ...), counted by
@@ -560,6 +566,13 @@ func (b *lettaBundle) addAPIFile(f File) error {
 		}
 		if !known {
 			return fmt.Errorf("pack: %s: not a Letta API dump (no agents, blocks, passages or archives_agents list)", f.Name)
+		}
+		for _, k := range sortedKeys(doc) {
+			switch k {
+			case "agents", "blocks", "passages", "archives_agents", "archives":
+			default:
+				b.inv.omit("letta-api: "+k, OmissionDeclared, itemCount(doc[k]), false, "not a memory record the criteria grade; kept out of the submission")
+			}
 		}
 		return nil
 	}
