@@ -9,7 +9,8 @@
 // claims-jsonl. The submission is written to stdout, or to -o FILE together with an inventory
 // FILE-without-.json + ".inventory.json" (source files, sizes, SHA-256, counts, fields dropped or
 // derived, unresolved references, the SHA-256 of the exact submission bytes). The inventory stays
-// with the caller. Run "pack -h" for every option.
+// with the caller. --package DIR writes a Memory Portability Package instead, and
+// "pack verify DIR" re-checks one (docs/pack.md). Run "pack -h" for every option.
 package main
 
 import (
@@ -53,6 +54,11 @@ Sources (FILES are the main dumps):
 
 Nothing is guessed: scope keys are copied only where the native format carries them (or stamped
 from what you state), and what a format lacks stays absent; the inventory says so.
+
+Package: --package DIR writes a Memory Portability Package (manifest.json, manifest.sig.json,
+the submission part(s), inventory.json), signed with --sign-key KEY or explicitly --unsigned.
+  pack verify [--key KEY] [--sources DIR] [--report REPORT --report-key KEY] DIR   (pack verify -h)
+See docs/pack.md.
 
 Caps: a submission over 1,000 records or 262,144 bytes is refused; --split (with -o) writes parts
 FILE.part1.json, FILE.part2.json, ... that each fit.
