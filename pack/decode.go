@@ -21,6 +21,9 @@ type envelope struct {
 	// Locs holds, per item, where it sits in the file: a JSON pointer ("/3", "/results/3"),
 	// "jsonl:N" for the N-th value (1-based) of a JSON Lines file, or "" for a lone object.
 	Locs []string
+	// Other counts, per member, the items of the envelope's members other than the list and
+	// the paging members (count, next, previous): parts of the file not read.
+	Other map[string]int
 }
 
 var bom = []byte{0xEF, 0xBB, 0xBF}
@@ -90,6 +93,16 @@ func readItems(f File, keys ...string) ([]map[string]any, envelope, error) {
 			}
 			if nx, ok := t["next"]; ok {
 				env.HasNext, env.NextNull = true, nx == nil
+			}
+			for m, v := range t {
+				switch m {
+				case k, "count", "next", "previous":
+				default:
+					if env.Other == nil {
+						env.Other = map[string]int{}
+					}
+					env.Other[m] = max(itemCount(v), 1)
+				}
 			}
 			items, _, err := objects(f.Name, arr)
 			env.Locs = locs("/"+pointerToken(k)+"/", 0, len(items))
@@ -345,4 +358,13 @@ func hex4(b []byte, at int) (rune, bool) {
 		r = r<<4 | rune(d)
 	}
 	return r, true
+}
+
+// envelopeOmissions declares the members of an envelope beside its list (an OpenMemory
+// backup's apps or user, the Graphiti MCP answer's message): parts of the file not read.
+func (inv *Inventory) envelopeOmissions(source string, env envelope) {
+	for _, m := range sortedKeys(env.Other) {
+		inv.omit(source+": envelope member "+m, OmissionDeclared, env.Other[m], false,
+			"a member of the file beside the record list, not a memory record")
+	}
 }

@@ -117,7 +117,7 @@ func TestFinding3SearchResultsFlagged(t *testing.T) {
 		t.Fatalf("graphiti without group_id not flagged: %+v", inv.Omissions)
 	}
 	b, nb := inv.OmissionTotals()
-	if b != 1 || nb != 0 {
+	if b != 1 || nb != 1 { // the blocking edge; the MCP answer's message member
 		t.Fatalf("totals %d %d", b, nb)
 	}
 }
@@ -166,6 +166,12 @@ func TestFinding4Shapes(t *testing.T) {
 	_, recs, _, _ = packed(t, Inputs{Records: one("om.json", `[{"id":"o1","content":"a","user_id":"u","app_id":"cursor","state":"deleted"},{"id":"o2","content":"b","user_id":"u","state":"active"}]`)}, Options{Source: Mem0Platform})
 	if recs[0]["content_text"] != "a" || recs[0]["state"] != "deleted" || recs[1]["state"] != "active" {
 		t.Fatalf("openmemory: %v", recs)
+	}
+	// OpenMemory export envelope: the memory list is read, its other members declared.
+	om := `{"user":{"id":"u"},"apps":[{"id":"cursor"},{"id":"claude"}],"memories":[{"id":"o1","content":"a","user_id":"u","state":"active"}]}`
+	_, recs, inv, _ := packed(t, Inputs{Records: one("memories.json", om)}, Options{Source: Mem0Platform})
+	if len(recs) != 1 || !hasOmission(inv, "mem0: envelope member apps", 2, false) || !hasOmission(inv, "mem0: envelope member user", 1, false) {
+		t.Fatalf("openmemory envelope: %+v", inv.Omissions)
 	}
 }
 

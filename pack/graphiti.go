@@ -129,6 +129,7 @@ func buildGraphiti(in Inputs, inv *Inventory) ([]Record, error) {
 		if err != nil {
 			return nil, err
 		}
+		inv.envelopeOmissions("graphiti", env)
 		for i, it := range items {
 			rec, err := edgeRecord(f, i, it, "graphiti_entity_edge", inv)
 			if err != nil {

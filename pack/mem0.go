@@ -40,6 +40,7 @@ func buildMem0(in Inputs, opt Options, inv *Inventory) ([]Record, error) {
 		if err != nil {
 			return nil, err
 		}
+		inv.envelopeOmissions("mem0", env)
 		if env.Key != "" {
 			pagesWithEnvelope++
 			if env.HasCount && env.Count > envCount {

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
 )
@@ -154,6 +155,12 @@ func BuildPackage(res *Result, in Inputs, parts []*Submission, po PackageOptions
 	inputs := map[string][]byte{}
 	for _, fs := range [][]File{in.Records, in.History, in.Episodes, in.Nodes, in.Passages, in.Archives} {
 		for _, f := range fs {
+			if !utf8.ValidString(f.Name) {
+				return nil, errors.New("pack: package: an input file name is not valid UTF-8 (the manifest records names as given): rename the file")
+			}
+			if prev, dup := inputs[f.Name]; dup && !bytes.Equal(prev, f.Data) {
+				return nil, errors.New("pack: package: two different input files share one name")
+			}
 			inputs[f.Name] = f.Data
 		}
 	}

@@ -55,6 +55,7 @@ func buildZepCloud(in Inputs, opt Options, inv *Inventory) ([]Record, error) {
 		if err != nil {
 			return nil, err
 		}
+		inv.envelopeOmissions("zep-cloud", env)
 		withGroup := 0
 		for i, it := range items {
 			rec, err := edgeRecord(f, i, it, "zep_entity_edge", inv)
