@@ -129,6 +129,12 @@ func TestFinding3ReplacedCharacters(t *testing.T) {
 	if !hasOmission(inv, "characters replaced by U+FFFD (lone UTF-16 surrogates, invalid UTF-8)", 2, true) {
 		t.Fatalf("replacement not counted: %+v", inv.Omissions)
 	}
+	// In a double-encoded .af the escape sits in the inner document.
+	af := `"{\"agents\":[{\"id\":\"agent-0\",\"block_ids\":[\"block-0\"]}],\"blocks\":[{\"id\":\"block-0\",\"value\":\"x\\ud800\"}]}"`
+	_, _, inv, _ = packed(t, Inputs{Records: one("a.af", af)}, Options{Source: LettaAF})
+	if !hasOmission(inv, "characters replaced by U+FFFD (lone UTF-16 surrogates, invalid UTF-8)", 1, true) {
+		t.Fatalf("double-encoded replacement not counted: %+v", inv.Omissions)
+	}
 	for in, want := range map[string]int{`"\udc00"`: 1, `"\ud800\udc00"`: 0, `"\ud800\u0041"`: 1, `"\\ud800"`: 0, `"\u00e9"`: 0} {
 		if got := replacedChars([]byte(in)); got != want {
 			t.Errorf("replacedChars(%s) = %d, want %d", in, got, want)

@@ -214,7 +214,13 @@ func Pack(in Inputs, opt Options) (*Result, error) {
 	inv.addFiles("archives", in.Archives)
 	for _, fs := range [][]File{in.Records, in.History, in.Episodes, in.Nodes, in.Passages, in.Archives} {
 		for _, f := range fs {
-			inv.omit("characters replaced by U+FFFD (lone UTF-16 surrogates, invalid UTF-8)", OmissionCompatibility, replacedChars(f.Data), true,
+			n := replacedChars(f.Data)
+			if v, err := decodeValue(f.Data); err == nil {
+				if inner, ok := v.(string); ok { // a double-encoded document (some .af files)
+					n += replacedChars([]byte(inner))
+				}
+			}
+			inv.omit("characters replaced by U+FFFD (lone UTF-16 surrogates, invalid UTF-8)", OmissionCompatibility, n, true,
 				"JSON decoding replaces each with U+FFFD: the text is not submitted exactly as written, so its content hash differs from the source's and duplicates may be merged or missed")
 		}
 	}

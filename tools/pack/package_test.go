@@ -271,3 +271,30 @@ func TestHistoryDB(t *testing.T) {
 		t.Fatal("a broken history.db accepted")
 	}
 }
+
+// TestHashSourceFlag is finding 1 on the command line: --hash-source keys each source value
+// (equality kept, text gone), with a key file or a fresh key, and the inventory says which.
+func TestHashSourceFlag(t *testing.T) {
+	dir := t.TempDir()
+	keyf := write(t, filepath.Join(dir, "k"), []byte("0123456789abcdef0123"))
+	out := filepath.Join(dir, "s.json")
+	code, _, stderr := runCLI(t, "--from", "claims-jsonl", "--hash-only", "--hash-source", "--hash-source-key", keyf, "--declared-scope-keys", "tenant", "-o", out, td+"claims/claims.jsonl")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	body, _ := os.ReadFile(out)
+	inv, _ := os.ReadFile(filepath.Join(dir, "s.inventory.json"))
+	if strings.Contains(string(body), `"crm"`) || strings.Count(string(body), `"source":"hmac-sha256:`) != 2 || !strings.Contains(string(inv), "HMAC-SHA-256") {
+		t.Fatalf("keyed sources: %s", body)
+	}
+	for _, args := range [][]string{
+		{"--from", "claims-jsonl", "--hash-source", td + "claims/claims.jsonl"},                                               // needs --hash-only
+		{"--from", "claims-jsonl", "--hash-only", "--hash-source-key", keyf, td + "claims/claims.jsonl"},                      // key without --hash-source
+		{"--from", "claims-jsonl", "--unsigned", td + "claims/claims.jsonl"},                                                  // package flag without --package
+		{"--from", "claims-jsonl", "--package", filepath.Join(dir, "p"), "--unsigned", "-o", out, td + "claims/claims.jsonl"}, // both outputs
+	} {
+		if code, _, _ := runCLI(t, args...); code != 1 {
+			t.Errorf("%v: code %d", args, code)
+		}
+	}
+}
