@@ -90,6 +90,7 @@ func TestPackageRealAgentFiles(t *testing.T) {
 			if code, out := verifyOut(t, "--key", opPub, "--sources", realLetta, pkg); code != 0 || !strings.HasPrefix(out, "OK ") || !strings.Contains(out, "verified") || !strings.Contains(out, "sources      re-checked") {
 				t.Fatalf("%s: verify: %d %s", name, code, out)
 			}
+			validPackage(t, pkg)
 			body, _ := os.ReadFile(filepath.Join(pkg, "submission.json"))
 			rep := write(t, filepath.Join(dir, name+".report.json"), auditPart(t, body, svc))
 			code, out := verifyOut(t, "--key", opPub, "--report", rep, "--report-key", svcPub, pkg)
@@ -178,6 +179,7 @@ func TestPackageSplitReports(t *testing.T) {
 	if code, _, stderr := runCLI(t, "--from", "claims-jsonl", "--declared-scope-keys", "tenant", "--split", "--unsigned", "--package", pkg, in); code != 0 {
 		t.Fatal(stderr)
 	}
+	validPackage(t, pkg)
 	_, svcPub, svc := keyPair(t, dir, "service")
 	for _, part := range []string{"submission.part1.json", "submission.part2.json"} {
 		body, err := os.ReadFile(filepath.Join(pkg, part))
