@@ -143,30 +143,55 @@ func pointerToken(s string) string {
 // JSON pointer into the document (into the inner document of a double-encoded file), "jsonl:N",
 // or "" for the whole document. ok is false when loc names nothing.
 func SourceBytes(data []byte, loc string) (out []byte, ok bool) {
-	data = bytes.TrimPrefix(data, bom)
+	return newSourceCache(data).at(loc)
+}
+
+// sourceCache finds items in one file by location, splitting each container once however many
+// items are looked up (a package looks up every record of a file).
+type sourceCache struct {
+	data     []byte
+	lines    []json.RawMessage
+	linesErr bool
+	arrays   map[string][]json.RawMessage
+	objects  map[string]map[string]json.RawMessage
+}
+
+func newSourceCache(data []byte) *sourceCache {
+	return &sourceCache{data: bytes.TrimPrefix(data, bom), arrays: map[string][]json.RawMessage{}, objects: map[string]map[string]json.RawMessage{}}
+}
+
+func (c *sourceCache) at(loc string) ([]byte, bool) {
 	if n, isLine := strings.CutPrefix(loc, "jsonl:"); isLine {
 		k, err := strconv.Atoi(n)
 		if err != nil || k < 1 {
 			return nil, false
 		}
-		dec := json.NewDecoder(bytes.NewReader(data))
-		for i := 1; ; i++ {
-			var raw json.RawMessage
-			if err := dec.Decode(&raw); err != nil {
-				return nil, false
+		if c.lines == nil && !c.linesErr {
+			dec := json.NewDecoder(bytes.NewReader(c.data))
+			for {
+				var raw json.RawMessage
+				if err := dec.Decode(&raw); err != nil {
+					break
+				}
+				c.lines = append(c.lines, raw)
 			}
-			if i == k {
-				return raw, true
-			}
+			c.linesErr = c.lines == nil
 		}
-	}
-	cur := json.RawMessage(bytes.TrimSpace(data))
-	if len(cur) > 0 && cur[0] == '"' && loc != "" {
-		var inner string
-		if json.Unmarshal(cur, &inner) != nil {
+		if k > len(c.lines) {
 			return nil, false
 		}
-		cur = json.RawMessage(bytes.TrimSpace([]byte(inner)))
+		return c.lines[k-1], true
+	}
+	cur := json.RawMessage(bytes.TrimSpace(c.data))
+	if len(cur) > 0 && cur[0] == '"' && loc != "" {
+		if _, ok := c.objects["\x00inner"]; !ok {
+			var inner string
+			if json.Unmarshal(cur, &inner) != nil {
+				return nil, false
+			}
+			c.objects["\x00inner"] = map[string]json.RawMessage{"": json.RawMessage(bytes.TrimSpace([]byte(inner)))}
+		}
+		cur = c.objects["\x00inner"][""]
 	}
 	if loc == "" {
 		return cur, true
@@ -174,20 +199,30 @@ func SourceBytes(data []byte, loc string) (out []byte, ok bool) {
 	if !strings.HasPrefix(loc, "/") {
 		return nil, false
 	}
-	for _, tok := range strings.Split(loc[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+	prefix := ""
+	for _, raw := range strings.Split(loc[1:], "/") {
+		tok := strings.ReplaceAll(strings.ReplaceAll(raw, "~1", "/"), "~0", "~")
 		switch {
 		case len(cur) > 0 && cur[0] == '[':
-			var arr []json.RawMessage
+			arr, ok := c.arrays[prefix]
+			if !ok {
+				if json.Unmarshal(cur, &arr) != nil {
+					return nil, false
+				}
+				c.arrays[prefix] = arr
+			}
 			i, err := strconv.Atoi(tok)
-			if err != nil || json.Unmarshal(cur, &arr) != nil || i < 0 || i >= len(arr) {
+			if err != nil || i < 0 || i >= len(arr) {
 				return nil, false
 			}
 			cur = arr[i]
 		case len(cur) > 0 && cur[0] == '{':
-			var obj map[string]json.RawMessage
-			if json.Unmarshal(cur, &obj) != nil {
-				return nil, false
+			obj, ok := c.objects[prefix]
+			if !ok {
+				if json.Unmarshal(cur, &obj) != nil {
+					return nil, false
+				}
+				c.objects[prefix] = obj
 			}
 			v, ok := obj[tok]
 			if !ok {
@@ -197,6 +232,7 @@ func SourceBytes(data []byte, loc string) (out []byte, ok bool) {
 		default:
 			return nil, false
 		}
+		prefix += "/" + raw
 	}
 	return cur, true
 }

@@ -191,8 +191,9 @@ func FuzzSourceBytes(f *testing.F) {
 		if len(env.Locs) != len(items) {
 			t.Fatalf("%d locations for %d items", len(env.Locs), len(items))
 		}
+		c := newSourceCache(data)
 		for i, loc := range env.Locs {
-			b, ok := SourceBytes(data, loc)
+			b, ok := c.at(loc)
 			if !ok {
 				t.Fatalf("item %d at %q not found", i, loc)
 			}

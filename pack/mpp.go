@@ -187,6 +187,7 @@ func BuildPackage(res *Result, in Inputs, parts []*Submission, po PackageOptions
 	if m.PackageKind != KindSnapshot && m.PackageKind != KindSelection {
 		return nil, fmt.Errorf("pack: package kind %q: expected %s or %s", m.PackageKind, KindSnapshot, KindSelection)
 	}
+	caches := map[string]*sourceCache{}
 	var outParts []OutputPart
 	for k, sub := range parts {
 		body, err := sub.Marshal()
@@ -208,7 +209,10 @@ func BuildPackage(res *Result, in Inputs, parts []*Submission, po PackageOptions
 			mr := MemberRecord{ID: id, Part: name, Index: i, Class: class, RecordSHA256: canonicalDigest(raw)}
 			if p, ok := inv.prov[id]; ok {
 				mr.SourceFile, mr.Location = p.file, p.loc
-				if src, ok := SourceBytes(inputs[p.file], p.loc); ok {
+				if caches[p.file] == nil {
+					caches[p.file] = newSourceCache(inputs[p.file])
+				}
+				if src, ok := caches[p.file].at(p.loc); ok {
 					mr.SourceSHA256 = SHA256Hex(src)
 				}
 			}
@@ -396,6 +400,7 @@ func VerifyPackage(files map[string][]byte, pub ed25519.PublicKey, sources map[s
 		}
 	}
 	seen := map[string]bool{}
+	caches := map[string]*sourceCache{}
 	for k, r := range m.Records {
 		if seen[r.ID] {
 			bad("record %d of the manifest: its id repeats an earlier record", k)
@@ -421,7 +426,10 @@ func VerifyPackage(files map[string][]byte, pub ed25519.PublicKey, sources map[s
 			if !ok {
 				continue
 			}
-			if b, ok := SourceBytes(src, r.Location); !ok || SHA256Hex(b) != r.SourceSHA256 {
+			if caches[r.SourceFile] == nil {
+				caches[r.SourceFile] = newSourceCache(src)
+			}
+			if b, ok := caches[r.SourceFile].at(r.Location); !ok || SHA256Hex(b) != r.SourceSHA256 {
 				bad("record %d of the manifest: source bytes at %s %s differ", k, r.SourceFile, r.Location)
 			}
 		}
