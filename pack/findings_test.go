@@ -181,6 +181,22 @@ func TestFinding4Shapes(t *testing.T) {
 	}
 }
 
+// Finding 4: Mem0's schema-shaped export. One shaped as a memory list packs; one shaped as a
+// profile (what an LLM extracted into the caller's schema) holds no records and is refused with
+// the way out, naming no value of it.
+func TestFinding4Mem0SchemaExport(t *testing.T) {
+	list := `{"memories":[{"id":"m1","memory":"a","user_id":"u","agent_id":null,"app_id":"app","run_id":null,"metadata":{"shared":true}}]}`
+	_, recs, _, _ := packed(t, Inputs{Records: one("export.json", list)}, Options{Source: Mem0Platform})
+	if len(recs) != 1 || recs[0]["app_id"] != "app" {
+		t.Fatalf("list-shaped export: %v", recs)
+	}
+	profile := `{"full_name":"Quetzal Person","current_role":"engineer","skills":["go"]}`
+	_, err := Pack(Inputs{Records: one("export.json", profile)}, Options{Source: Mem0Platform})
+	if err == nil || !strings.Contains(err.Error(), "schema-shaped memory export") || strings.Contains(err.Error(), "Quetzal") {
+		t.Fatalf("profile-shaped export: %v", err)
+	}
+}
+
 // Finding 4: a wrong --from is detected where the shapes overlap.
 func TestFinding4WrongSource(t *testing.T) {
 	edges := `[{"uuid":"e1","fact":"a","group_id":"g"}]`

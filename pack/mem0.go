@@ -59,6 +59,9 @@ func buildMem0(in Inputs, opt Options, inv *Inventory) ([]Record, error) {
 			if _, fact := it["fact"]; !ok && fact {
 				return nil, fmt.Errorf("pack: %s: item %d: carries fact and no id: this looks like a Graphiti/Zep edge dump (use --from graphiti or zep-cloud)", f.Name, i)
 			}
+			if !ok && len(items) == 1 && env.Locs[0] == "" && it["memory"] == nil && it["content"] == nil {
+				return nil, fmt.Errorf("pack: %s: one object with no memory id or text: a schema-shaped memory export (POST /v1/exports/) holds what an LLM extracted into your schema, not memory records; dump the memories with get_all, or export with a schema {\"memories\": [{\"id\", \"memory\", \"user_id\", \"agent_id\", \"app_id\", \"run_id\", \"metadata\"}]}", f.Name)
+			}
 			if !ok || id == "" {
 				return nil, fmt.Errorf("pack: %s: item %d: id missing or not a string", f.Name, i)
 			}
