@@ -8,7 +8,7 @@ import "fmt"
 func buildClaims(in Inputs, inv *Inventory) ([]Record, error) {
 	var recs []Record
 	for _, f := range in.Records {
-		items, _, err := readItems(f, "records")
+		items, env, err := readItems(f, "records")
 		if err != nil {
 			return nil, err
 		}
@@ -30,6 +30,7 @@ func buildClaims(in Inputs, inv *Inventory) ([]Record, error) {
 				inv.derive("record_class", "defaulted to \"claim\" where the line carries none")
 			}
 			recs = append(recs, rec)
+			inv.from(rec["id"].(string), f.Name, env.Locs[i])
 		}
 	}
 	inv.note("claim lines are passed through unchanged; scope keys count only when declared (--declared-scope-keys), per the extension rule")

@@ -10,11 +10,55 @@ var edgeDropped = map[string]bool{
 	"scope": true, // Zep search-only ("entity", "maybe_related"): not a storage scope
 }
 
-var edgeEnvelopeKeys = []string{"edges", "results", "items", "data"}
+// edgeEnvelopeKeys hold edge lists: dumps and pages, and the Graphiti MCP server's
+// search_memory_facts answer {"message", "facts"}.
+var edgeEnvelopeKeys = []string{"edges", "facts", "results", "items", "data"}
+
+// edgeAliases are the other spellings of edge members: the Zep TypeScript SDK's camelCase, and
+// the Zep Python SDK's model_dump()/.json() field name uuid_ (alias uuid).
+var edgeAliases = map[string]string{
+	"uuid_": "uuid", "groupId": "group_id", "graphId": "graph_id", "userId": "user_id",
+	"invalidAt": "invalid_at", "expiredAt": "expired_at", "validAt": "valid_at", "createdAt": "created_at",
+	"sourceNodeUuid": "source_node_uuid", "targetNodeUuid": "target_node_uuid",
+	"factEmbedding": "fact_embedding",
+}
+
+// normaliseEdge renames aliased members to their snake_case names (a member present under both
+// spellings keeps the snake_case value; the alias is counted as dropped).
+func normaliseEdge(it map[string]any, inv *Inventory) map[string]any {
+	var out map[string]any
+	for alias, name := range edgeAliases {
+		v, ok := it[alias]
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]any, len(it))
+			for k, x := range it {
+				out[k] = x
+			}
+		}
+		delete(out, alias)
+		if _, both := it[name]; both {
+			inv.drop(alias)
+			continue
+		}
+		out[name] = v
+		inv.count("edge_members_renamed ("+alias+" -> "+name+")", 1)
+	}
+	if out == nil {
+		return it
+	}
+	return out
+}
 
 // edgeRecord maps one Graphiti/Zep entity edge. group_id is copied only when the edge carries
 // it; invalid_at and expired_at are copied as they are (null stays absent).
 func edgeRecord(f File, i int, it map[string]any, class string, inv *Inventory) (Record, error) {
+	it = normaliseEdge(it, inv)
+	if _, mem0 := it["memory"]; mem0 && it["fact"] == nil {
+		return nil, fmt.Errorf("pack: %s: edge %d: carries memory and no fact: this looks like a Mem0 dump (use --from mem0-platform or mem0-oss)", f.Name, i)
+	}
 	id, ok := str(it, "uuid")
 	if !ok || id == "" {
 		return nil, fmt.Errorf("pack: %s: edge %d: uuid missing or not a string", f.Name, i)
@@ -48,6 +92,8 @@ func groupIndex(files []File, keys []string, what string, inv *Inventory) (map[s
 			if !ok || id == "" {
 				return nil, fmt.Errorf("pack: %s: %s %d: uuid missing or not a string", f.Name, what, i)
 			}
+			inv.omit("graphiti: "+what+" listings (all but uuid and group_id)", OmissionDeclared, 1, false,
+				"listings are read only to resolve group ids; their names, summaries and episode contents are not records of the grade")
 			g, ok := str(it, "group_id")
 			if !ok {
 				inv.count(what+"s_without_group_id", 1)
@@ -77,15 +123,20 @@ func buildGraphiti(in Inputs, inv *Inventory) ([]Record, error) {
 	}
 	var recs []Record
 	index := map[string]int{}
+	noGroup := 0
 	for _, f := range in.Records {
-		items, _, err := readItems(f, edgeEnvelopeKeys...)
+		items, env, err := readItems(f, edgeEnvelopeKeys...)
 		if err != nil {
 			return nil, err
 		}
+		inv.envelopeOmissions("graphiti", env)
 		for i, it := range items {
 			rec, err := edgeRecord(f, i, it, "graphiti_entity_edge", inv)
 			if err != nil {
 				return nil, err
+			}
+			if !isSet(rec["group_id"]) {
+				noGroup++
 			}
 			if episodes != nil {
 				uuids, skipped := stringList(it["episodes"])
@@ -137,7 +188,13 @@ func buildGraphiti(in Inputs, inv *Inventory) ([]Record, error) {
 			}
 			index[rec["id"].(string)] = len(recs)
 			recs = append(recs, rec)
+			inv.from(rec["id"].(string), f.Name, env.Locs[i])
 		}
+	}
+	if noGroup > 0 {
+		inv.note(fmt.Sprintf("%d of %d edges carry no group_id: search results (the Graphiti MCP facts, a Zep search) or a dump that lost its scope; these edges are audited as unscoped", noGroup, len(recs)))
+		inv.omit("graphiti: group_id of edges that carry none", OmissionCompatibility, noGroup, true,
+			"a Graphiti edge is always stored in a group; an edge without group_id lost its scope on the way, and the audit counts it as unscoped")
 	}
 	if episodes == nil {
 		inv.note("no episode listing given: episode_group_ids not derived")

@@ -140,3 +140,13 @@ func readIfPresent(path string) (File, error) {
 	}
 	return File{Name: path, Data: b}, nil
 }
+
+// hasOmission reports whether inv declares the omission part with count n and blocking b.
+func hasOmission(inv *Inventory, part string, n int, b bool) bool {
+	for _, o := range inv.Omissions {
+		if o.Part == part {
+			return o.Count == n && o.Blocking == b
+		}
+	}
+	return false
+}

@@ -25,7 +25,15 @@ type Inventory struct {
 	Notes    []string        `json:"notes"`
 	Output   []OutputPart    `json:"submission"`
 	Splits   []string        `json:"split_notes,omitempty"`
+	// HashOnlyDropped counts, per field, the record fields a hash-only pack dropped because the
+	// audit does not read them.
+	HashOnlyDropped map[string]int `json:"hash_only_fields_dropped,omitempty"`
+	// SourceValues says how source values were submitted in hash-only form.
+	SourceValues string `json:"hash_only_source_values,omitempty"`
+	// Omissions lists every part of the input not converted, with counts, blocking or not.
+	Omissions []Omission `json:"omissions"`
 
+	prov     map[string]provenance
 	dropped  map[string]int
 	derived  map[string]int
 	kept     map[string]bool
@@ -77,17 +85,19 @@ type OutputPart struct {
 
 func newInventory(opt Options) *Inventory {
 	return &Inventory{
-		Kind:     "pack_inventory",
-		Note:     "This inventory stays with the caller: the service never asks for it and never stores it.",
-		Source:   string(opt.Source),
-		Unresolv: map[string]int{},
-		Counts:   map[string]int{},
-		Notes:    []string{},
-		Absent:   []AbsentField{},
-		dropped:  map[string]int{},
-		derived:  map[string]int{},
-		kept:     map[string]bool{},
-		derivedN: map[string]string{},
+		Kind:      "pack_inventory",
+		Note:      "This inventory stays with the caller: the service never asks for it and never stores it.",
+		Source:    string(opt.Source),
+		Unresolv:  map[string]int{},
+		Counts:    map[string]int{},
+		Notes:     []string{},
+		Absent:    []AbsentField{},
+		Omissions: []Omission{},
+		dropped:   map[string]int{},
+		prov:      map[string]provenance{},
+		derived:   map[string]int{},
+		kept:      map[string]bool{},
+		derivedN:  map[string]string{},
 	}
 }
 
@@ -99,11 +109,32 @@ func SHA256Hex(b []byte) string {
 
 func (inv *Inventory) addFiles(role string, fs []File) {
 	for _, f := range fs {
-		inv.Inputs = append(inv.Inputs, InventoryFile{Role: role, File: f.Name, Bytes: len(f.Data), SHA256: SHA256Hex(f.Data)})
+		b := f.Data
+		if f.Raw != nil {
+			b = f.Raw
+		}
+		inv.Inputs = append(inv.Inputs, InventoryFile{Role: role, File: f.Name, Bytes: len(b), SHA256: SHA256Hex(b)})
 	}
 }
 
-func (inv *Inventory) drop(field string)             { inv.dropped[field]++ }
+func (inv *Inventory) drop(field string) { inv.dropped[field]++ }
+
+// provenance is where one record came from: the input file and the item's location in it.
+type provenance struct{ file, loc string }
+
+// from records the source of record id (the first call for an id wins: later copies of the
+// same record are dropped as duplicates).
+func (inv *Inventory) from(id, file, loc string) {
+	if _, seen := inv.prov[id]; !seen {
+		inv.prov[id] = provenance{file, loc}
+	}
+}
+func (inv *Inventory) hashOnlyDrop(field string) {
+	if inv.HashOnlyDropped == nil {
+		inv.HashOnlyDropped = map[string]int{}
+	}
+	inv.HashOnlyDropped[field]++
+}
 func (inv *Inventory) keep(field string)             { inv.kept[field] = true }
 func (inv *Inventory) count(what string, n int)      { inv.Counts[what] += n }
 func (inv *Inventory) unresolved(what string, n int) { inv.Unresolv[what] += n }
@@ -121,6 +152,18 @@ var scopeFields = []string{"user_id", "agent_id", "app_id", "run_id", "session_i
 
 func (inv *Inventory) setRecords(s *Submission) {
 	inv.Family, inv.Form, inv.Variant = s.Family, s.Form, s.Variant
+	for _, k := range sortedKeys(inv.dropped) {
+		inv.omit("dropped member: "+k, OmissionDeclared, inv.dropped[k], false,
+			"a search or embedding artefact (or a second spelling of a member), not part of the stored record")
+	}
+	for _, k := range sortedKeys(inv.HashOnlyDropped) {
+		inv.omit("hash-only: record field "+k+" not submitted", OmissionDeclared, inv.HashOnlyDropped[k], false,
+			"the audit does not read this field; hash-only form carries only the fields it reads")
+	}
+	if n := inv.Counts["hash_only_metadata_reduced_to_markers"]; n > 0 {
+		inv.omit("hash-only: metadata other than the shared/sharing markers", OmissionDeclared, n, false,
+			"free text stays on this machine; only the M1 markers are read by the audit")
+	}
 	inv.Records = RecordCounts{Total: len(s.Records), ByClass: map[string]int{}}
 	found := map[string]int{}
 	for _, r := range s.Records {
@@ -149,6 +192,7 @@ func (inv *Inventory) setRecords(s *Submission) {
 	for _, k := range sortedKeys(inv.derived) {
 		inv.Fields.Derived = append(inv.Fields.Derived, DerivedField{Field: k, Records: inv.derived[k], How: inv.derivedN[k]})
 	}
+	sort.SliceStable(inv.Omissions, func(i, j int) bool { return inv.Omissions[i].Part < inv.Omissions[j].Part })
 	sort.SliceStable(inv.Absent, func(i, j int) bool { return inv.Absent[i].Field < inv.Absent[j].Field })
 }
 
@@ -175,4 +219,48 @@ func (inv *Inventory) Marshal() ([]byte, error) {
 		return nil, err
 	}
 	return append(out, '\n'), nil
+}
+
+// Omission is one part of the input that was not converted into submission records: a declared
+// omission (the part is not memory the audit grades, or the format leaves it out) or a
+// compatibility loss (something the audit would read was lost or could not be read). Blocking
+// means the loss can change what the audit says about the export.
+type Omission struct {
+	Part     string `json:"part"`
+	Kind     string `json:"kind"`
+	Count    int    `json:"count"`
+	Blocking bool   `json:"blocking"`
+	Why      string `json:"why"`
+}
+
+// Omission kinds.
+const (
+	OmissionDeclared      = "declared_omission"
+	OmissionCompatibility = "compatibility_loss"
+)
+
+// omit adds n to the omission of part (created on first use with kind, blocking and why).
+func (inv *Inventory) omit(part, kind string, n int, blocking bool, why string) {
+	if n <= 0 {
+		return
+	}
+	for i := range inv.Omissions {
+		if inv.Omissions[i].Part == part {
+			inv.Omissions[i].Count += n
+			return
+		}
+	}
+	inv.Omissions = append(inv.Omissions, Omission{Part: part, Kind: kind, Count: n, Blocking: blocking, Why: why})
+}
+
+// OmissionTotals sums the omission counts split into blocking and non-blocking.
+func (inv *Inventory) OmissionTotals() (blocking, nonBlocking int) {
+	for _, o := range inv.Omissions {
+		if o.Blocking {
+			blocking += o.Count
+		} else {
+			nonBlocking += o.Count
+		}
+	}
+	return blocking, nonBlocking
 }

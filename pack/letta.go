@@ -3,6 +3,7 @@ package pack
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -53,6 +54,7 @@ type pendingPassage struct {
 	archiveID string
 	sourceID  string
 	agents    []string
+	file, loc string
 }
 
 func newLettaBundle(opt Options, inv *Inventory) *lettaBundle {
@@ -85,7 +87,7 @@ var lettaDropped = map[string]bool{"embedding": true, "embedding_config": true}
 
 // addBlock maps one block. Blocks listed twice (an API block list and an agent's blocks) are
 // kept once; a differing second copy is counted, the first kept.
-func (b *lettaBundle) addBlock(where string, i int, prefix string, it map[string]any) error {
+func (b *lettaBundle) addBlock(where string, i int, prefix string, it map[string]any, loc string) error {
 	id, ok := str(it, "id")
 	if !ok || id == "" {
 		return fmt.Errorf("pack: %s: block %d: id missing or not a string", where, i)
@@ -110,11 +112,12 @@ func (b *lettaBundle) addBlock(where string, i int, prefix string, it map[string
 	}
 	b.blockIdx[prefix+id] = len(b.blocks)
 	b.blocks = append(b.blocks, rec)
+	b.inv.from(prefix+id, where, loc)
 	return nil
 }
 
 // addAgent records an agent's block and source attachments. API agents may embed their blocks.
-func (b *lettaBundle) addAgent(where string, i int, prefix string, it map[string]any, api bool) error {
+func (b *lettaBundle) addAgent(where string, i int, prefix string, it map[string]any, api bool, loc string) error {
 	id, ok := str(it, "id")
 	if !ok || id == "" {
 		return fmt.Errorf("pack: %s: agent %d: id missing or not a string", where, i)
@@ -123,11 +126,13 @@ func (b *lettaBundle) addAgent(where string, i int, prefix string, it map[string
 	ids, skipped := stringList(it["block_ids"])
 	b.inv.count("block_ids_not_strings", skipped)
 	var embedded []any
+	embeddedAt := loc + "/blocks/"
 	if api {
 		if arr, ok := it["blocks"].([]any); ok {
 			embedded = arr
 		} else if mem, ok := it["memory"].(map[string]any); ok {
 			embedded, _ = mem["blocks"].([]any)
+			embeddedAt = loc + "/memory/blocks/"
 		}
 	}
 	for j, x := range embedded {
@@ -135,7 +140,7 @@ func (b *lettaBundle) addAgent(where string, i int, prefix string, it map[string
 		if !ok {
 			return fmt.Errorf("pack: %s: agent %d: block %d is not an object", where, i, j)
 		}
-		if err := b.addBlock(where, j, prefix, bl); err != nil {
+		if err := b.addBlock(where, j, prefix, bl, embeddedAt+strconv.Itoa(j)); err != nil {
 			return err
 		}
 		if bid, ok := str(bl, "id"); ok {
@@ -146,6 +151,11 @@ func (b *lettaBundle) addAgent(where string, i int, prefix string, it map[string
 		addTo(b.attach, prefix+bid, aid)
 	}
 	if api {
+		for _, k := range sortedKeys(it) {
+			if !lettaAPIAgentUsed[k] {
+				b.inv.omit("letta-api: agents[]."+k, OmissionDeclared, itemCount(it[k]), false, "agent configuration or state, not a memory record the criteria grade")
+			}
+		}
 		srcs, _ := stringList(it["source_ids"])
 		for _, k := range []string{"sources", "folders"} {
 			if arr, ok := it[k].([]any); ok {
@@ -168,7 +178,7 @@ func (b *lettaBundle) addAgent(where string, i int, prefix string, it map[string
 var passageMapped = map[string]bool{"id": true, "text": true, "metadata": true, "is_deleted": true, "file_id": true, "agent_id": true}
 
 // addPassage maps one passage; its scope is resolved in finish (after every file is read).
-func (b *lettaBundle) addPassage(where string, i int, it map[string]any, listedFor string) error {
+func (b *lettaBundle) addPassage(where string, i int, it map[string]any, listedFor, loc string) error {
 	id, ok := str(it, "id")
 	if !ok || id == "" {
 		return fmt.Errorf("pack: %s: passage %d: id missing or not a string", where, i)
@@ -204,7 +214,7 @@ func (b *lettaBundle) addPassage(where string, i int, it map[string]any, listedF
 	}
 	native := splitNative(it, passageMapped, lettaDropped, b.inv)
 	withMetadata(rec, it["metadata"], native, b.inv)
-	b.pending = append(b.pending, pendingPassage{rec: rec, archiveID: archiveID, sourceID: sourceID, agents: agents})
+	b.pending = append(b.pending, pendingPassage{rec: rec, archiveID: archiveID, sourceID: sourceID, agents: agents, file: where, loc: loc})
 	return nil
 }
 
@@ -275,10 +285,10 @@ func (b *lettaBundle) archiveAgents(name string, i int, arch string, v any) erro
 // addPassageFile reads a passage dump: an array / JSON Lines / envelope of passages, or one
 // object mapping agent id to that agent's archival listing (GET /v1/agents/{id}/archival-memory).
 func (b *lettaBundle) addPassageFile(f File) error {
-	items, _, err := readItems(f, "passages", "results", "items", "data")
+	items, env, err := readItems(f, "passages", "results", "items", "data")
 	if err == nil {
 		for i, it := range items {
-			if err := b.addPassage(f.Name, i, it, ""); err != nil {
+			if err := b.addPassage(f.Name, i, it, "", env.Locs[i]); err != nil {
 				return err
 			}
 		}
@@ -299,7 +309,7 @@ func (b *lettaBundle) addPassageFile(f File) error {
 			return oerr
 		}
 		for i, it := range objs {
-			if perr := b.addPassage(f.Name, i, it, agent); perr != nil {
+			if perr := b.addPassage(f.Name, i, it, agent, "/"+pointerToken(agent)+"/"+strconv.Itoa(i)); perr != nil {
 				return perr
 			}
 		}
@@ -357,6 +367,7 @@ func (b *lettaBundle) finish() []Record {
 			continue
 		}
 		p.rec["attached_to"] = sortedKeys(agents)
+		b.inv.from(id, p.file, p.loc)
 		b.passIdx[id] = len(b.passages)
 		b.passages = append(b.passages, p.rec)
 	}
@@ -441,7 +452,7 @@ func (b *lettaBundle) addAF(name, prefix string, doc map[string]any) error {
 			if _, dup := b.blockIdx[prefix+strOr(it, "id")]; dup {
 				return fmt.Errorf("pack: %s: block %d: id repeats an earlier block in the file", name, i)
 			}
-			if err := b.addBlock(name, i, prefix, it); err != nil {
+			if err := b.addBlock(name, i, prefix, it, "/blocks/"+strconv.Itoa(i)); err != nil {
 				return err
 			}
 		}
@@ -456,11 +467,12 @@ func (b *lettaBundle) addAF(name, prefix string, doc map[string]any) error {
 			return err
 		}
 		for i, it := range objs {
-			if err := b.addAgent(name, i, prefix, it, false); err != nil {
+			if err := b.addAgent(name, i, prefix, it, false, "/agents/"+strconv.Itoa(i)); err != nil {
 				return err
 			}
 		}
 	}
+	b.omitAF(doc)
 	if groups, ok := doc["groups"].([]any); ok {
 		for _, g := range groups {
 			if gm, ok := g.(map[string]any); ok && isSet(gm["shared_block_ids"]) {
@@ -469,6 +481,57 @@ func (b *lettaBundle) addAF(name, prefix string, doc map[string]any) error {
 		}
 	}
 	return nil
+}
+
+// afUsed are the .af members (top level, and per agent) that become records or attachments.
+var afUsed = map[string]bool{"agents": true, "blocks": true}
+var afAgentUsed = map[string]bool{"id": true, "block_ids": true}
+var lettaAPIAgentUsed = map[string]bool{"id": true, "block_ids": true, "blocks": true, "memory": true, "source_ids": true, "sources": true, "folders": true}
+
+// omitAF declares every part of an agent file that is not converted: top-level lists (files,
+// sources, tools, groups, ...) and agent members (messages, system prompt, tools, ...), counted by
+// item. None of them is a memory record the criteria grade, so none is blocking; files and
+// sources hold source material whose passages enter only from a passages dump.
+func (b *lettaBundle) omitAF(doc map[string]any) {
+	for _, k := range sortedKeys(doc) {
+		if afUsed[k] {
+			continue
+		}
+		why := "not a memory record the criteria grade; kept out of the submission"
+		if k == "files" || k == "sources" {
+			why = "source material (file contents, transcripts): its passages enter only from a passages dump as letta_source_passage records"
+		}
+		b.inv.omit("letta-af: "+k, OmissionDeclared, itemCount(doc[k]), false, why)
+	}
+	agents, _ := doc["agents"].([]any)
+	for _, a := range agents {
+		am, ok := a.(map[string]any)
+		if !ok {
+			continue
+		}
+		for _, k := range sortedKeys(am) {
+			if afAgentUsed[k] {
+				continue
+			}
+			why := "agent configuration or state, not a memory record the criteria grade"
+			if k == "messages" || k == "in_context_message_ids" {
+				why = "conversation messages (recall memory): not graded by memory-scope-hygiene/v1"
+			}
+			b.inv.omit("letta-af: agents[]."+k, OmissionDeclared, itemCount(am[k]), false, why)
+		}
+	}
+}
+
+// itemCount is the number of items a member holds: list items, or 1 for a set object or scalar
+// (0 for null, false, "" and empty containers).
+func itemCount(v any) int {
+	if t, ok := v.([]any); ok {
+		return len(t)
+	}
+	if isSet(v) {
+		return 1
+	}
+	return 0
 }
 
 func strOr(m map[string]any, k string) string {
@@ -480,7 +543,7 @@ func strOr(m map[string]any, k string) string {
 // or a list whose items are classified by their native members (passage: text; block: value;
 // agent: agent_type/blocks/block_ids; archive row: archive_id with agent_id).
 func (b *lettaBundle) addAPIFile(f File) error {
-	items, _, err := readItems(f)
+	items, env, err := readItems(f)
 	if err != nil {
 		return err
 	}
@@ -497,19 +560,26 @@ func (b *lettaBundle) addAPIFile(f File) error {
 			if err != nil {
 				return err
 			}
-			if err := b.apiItems(f.Name, objs, k); err != nil {
+			if err := b.apiItems(f.Name, objs, k, locs(env.Locs[0]+"/"+k+"/", 0, len(objs))); err != nil {
 				return err
 			}
 		}
 		if !known {
 			return fmt.Errorf("pack: %s: not a Letta API dump (no agents, blocks, passages or archives_agents list)", f.Name)
 		}
+		for _, k := range sortedKeys(doc) {
+			switch k {
+			case "agents", "blocks", "passages", "archives_agents", "archives":
+			default:
+				b.inv.omit("letta-api: "+k, OmissionDeclared, itemCount(doc[k]), false, "not a memory record the criteria grade; kept out of the submission")
+			}
+		}
 		return nil
 	}
-	return b.apiItems(f.Name, items, "")
+	return b.apiItems(f.Name, items, "", env.Locs)
 }
 
-func (b *lettaBundle) apiItems(name string, items []map[string]any, kind string) error {
+func (b *lettaBundle) apiItems(name string, items []map[string]any, kind string, at []string) error {
 	for i, it := range items {
 		k := kind
 		if k == "" {
@@ -518,11 +588,11 @@ func (b *lettaBundle) apiItems(name string, items []map[string]any, kind string)
 		var err error
 		switch k {
 		case "agents":
-			err = b.addAgent(name, i, "", it, true)
+			err = b.addAgent(name, i, "", it, true, at[i])
 		case "blocks":
-			err = b.addBlock(name, i, "", it)
+			err = b.addBlock(name, i, "", it, at[i])
 		case "passages":
-			err = b.addPassage(name, i, it, "")
+			err = b.addPassage(name, i, it, "", at[i])
 		case "archives_agents", "archives":
 			arch, ok := str(it, "archive_id")
 			if !ok {

@@ -24,7 +24,7 @@ func buildMem0(in Inputs, opt Options, inv *Inventory) ([]Record, error) {
 	if oss {
 		class = "mem0_oss_memory"
 	}
-	mapped := map[string]bool{"id": true, "memory": true, "metadata": true, "replaced_by": true, "lifecycle_state": true}
+	mapped := map[string]bool{"id": true, "memory": true, "metadata": true, "replaced_by": true, "lifecycle_state": true, "state": true}
 	if oss {
 		mapped["data"] = true
 	}
@@ -34,23 +34,34 @@ func buildMem0(in Inputs, opt Options, inv *Inventory) ([]Record, error) {
 	var recs []Record
 	index := map[string]int{}
 	var envCount int64
-	var pagesWithEnvelope, lastPages int
+	var pagesWithEnvelope, lastPages, pagesWithNext, searchItems int
 	for _, f := range in.Records {
 		items, env, err := readItems(f, mem0EnvelopeKeys...)
 		if err != nil {
 			return nil, err
 		}
+		inv.envelopeOmissions("mem0", env)
 		if env.Key != "" {
 			pagesWithEnvelope++
 			if env.HasCount && env.Count > envCount {
 				envCount = env.Count
 			}
-			if env.HasNext && env.NextNull {
-				lastPages++
+			if env.HasNext {
+				pagesWithNext++
+				if env.NextNull {
+					lastPages++
+				}
 			}
 		}
+		scored := 0
 		for i, it := range items {
 			id, ok := str(it, "id")
+			if _, fact := it["fact"]; !ok && fact {
+				return nil, fmt.Errorf("pack: %s: item %d: carries fact and no id: this looks like a Graphiti/Zep edge dump (use --from graphiti or zep-cloud)", f.Name, i)
+			}
+			if !ok && len(items) == 1 && env.Locs[0] == "" && it["memory"] == nil && it["content"] == nil {
+				return nil, fmt.Errorf("pack: %s: one object with no memory id or text: a schema-shaped memory export (POST /v1/exports/) holds what an LLM extracted into your schema, not memory records; dump the memories with get_all, or export with a schema {\"memories\": [{\"id\", \"memory\", \"user_id\", \"agent_id\", \"app_id\", \"run_id\", \"metadata\"}]}", f.Name)
+			}
 			if !ok || id == "" {
 				return nil, fmt.Errorf("pack: %s: item %d: id missing or not a string", f.Name, i)
 			}
@@ -59,7 +70,16 @@ func buildMem0(in Inputs, opt Options, inv *Inventory) ([]Record, error) {
 				text, ok = str(it, "data") // raw vector-store payload names the text "data"
 			}
 			if !ok {
+				if text, ok = str(it, "content"); ok { // OpenMemory backups name the text "content"
+					mapped["content"] = true
+					inv.count("openmemory_items (text read from content)", 1)
+				}
+			}
+			if !ok {
 				return nil, fmt.Errorf("pack: %s: item %d: memory text missing or not a string", f.Name, i)
+			}
+			if _, hasScore := it["score"]; hasScore {
+				scored++
 			}
 			rec := Record{"id": id, "content_text": text, "record_class": class}
 			for _, k := range mem0ScopeKeys {
@@ -73,6 +93,12 @@ func buildMem0(in Inputs, opt Options, inv *Inventory) ([]Record, error) {
 			if v, ok := it["lifecycle_state"]; ok && v != nil {
 				rec["lifecycle_state"] = v
 			}
+			if v, ok := it["state"]; ok && v != nil { // OpenMemory: active, paused, archived, deleted
+				rec["state"] = v
+			}
+			if v, ok := it["expiration_date"]; ok && v != nil {
+				mem0Expiry(rec, v, opt.Cutoff, inv)
+			}
 			native := splitNative(it, mapped, mem0Dropped, inv)
 			withMetadata(rec, it["metadata"], native, inv)
 			if j, dup := index[id]; dup {
@@ -84,15 +110,25 @@ func buildMem0(in Inputs, opt Options, inv *Inventory) ([]Record, error) {
 			}
 			index[id] = len(recs)
 			recs = append(recs, rec)
+			inv.from(id, f.Name, env.Locs[i])
+		}
+		// A file whose every item carries a search score is a search result, not a dump.
+		if scored > 0 && scored == len(items) {
+			searchItems += scored
 		}
 	}
 	if pagesWithEnvelope > 0 {
 		if envCount > int64(len(recs)) {
 			inv.note(fmt.Sprintf("the pagination envelopes report count %d but %d records were read: pages may be missing", envCount, len(recs)))
 		}
-		if lastPages == 0 {
+		if pagesWithNext > 0 && lastPages == 0 {
 			inv.note("no page with next = null was given: the dump may be incomplete")
 		}
+	}
+	if searchItems > 0 {
+		inv.note("the input holds search results (items carry a score): a search returns only the memories that matched, so the submission is not a full dump and every rate covers the matches only")
+		inv.omit("mem0: memories not returned by the search", OmissionCompatibility, searchItems, true,
+			"search results (items carry a score) stand for a full dump; the count is the number of scored items read, the memories the search did not return are unknown")
 	}
 	if err := applyMem0History(in.History, recs, index, inv); err != nil {
 		return nil, err
@@ -105,8 +141,40 @@ func buildMem0(in Inputs, opt Options, inv *Inventory) ([]Record, error) {
 		inv.absent("lifecycle_state", "present only on v1 get/list responses; copied where a record carries it")
 	}
 	inv.absent("is_deleted", "deletes are hard deletes (the record leaves the dump); set only from a DELETE history event when history files are given")
-	inv.absent("expired_at", "not derived: expiration_date is kept as given under metadata._native")
+	inv.absent("expired_at", "not derived: an expiration_date before the capture cutoff sets lifecycle_state \"expired\" instead (a lone expired_at would be a split state)")
 	return recs, nil
+}
+
+// mem0Expiry reads Mem0's expiration_date (a date, or a date-time): a memory whose expiration
+// date lies before the capture cutoff's date is expired, and gets lifecycle_state "expired" unless
+// it carries a lifecycle state already. Without a cutoff the date cannot be compared: that is a
+// blocking loss, counted.
+func mem0Expiry(rec Record, v any, cutoff time.Time, inv *Inventory) {
+	s, ok := v.(string)
+	var exp time.Time
+	var err error
+	if ok {
+		if exp, err = time.Parse("2006-01-02", s); err != nil {
+			exp, err = parseTime(s)
+		}
+	}
+	switch {
+	case !ok || err != nil:
+		inv.omit("mem0: expiration_date not read (not a date)", OmissionCompatibility, 1, true,
+			"an expiration_date that is not a date or date-time cannot be compared: the memory counts as live")
+	case cutoff.IsZero():
+		inv.omit("mem0: expiration_date not compared (no capture cutoff)", OmissionCompatibility, 1, true,
+			"without a capture cutoff an expiration_date cannot be compared: the memory counts as live")
+	case exp.UTC().Format("2006-01-02") < cutoff.UTC().Format("2006-01-02"):
+		if _, has := rec["lifecycle_state"]; has {
+			inv.count("expired_memories_with_a_lifecycle_state (state kept)", 1)
+			return
+		}
+		rec["lifecycle_state"] = "expired"
+		inv.derive("lifecycle_state", "\"expired\" where Mem0's expiration_date lies before the capture cutoff's date (UTC)")
+	default:
+		inv.count("memories_with_a_future_expiration_date", 1)
+	}
 }
 
 // sameRecord compares two packed records by their JSON encoding.
@@ -154,12 +222,20 @@ func applyMem0History(files []File, recs []Record, index map[string]int, inv *In
 					}
 				}
 			}
-			if prev, ok := latest[mid]; ok && !later(e, prev) {
+			if !e.hasTime {
+				inv.count("history_events_without_a_timestamp", 1)
+			}
+			// A DELETE is terminal (Mem0 never re-uses a memory id), so it wins whatever the
+			// order of the listing (the TypeScript SDK lists newest first and writes DELETE rows
+			// with null timestamps).
+			if prev, ok := latest[mid]; ok && (prev.deleted || (!e.deleted && !later(e, prev))) {
 				continue
 			}
 			latest[mid] = e
 		}
 	}
+	inv.omit("mem0: history event texts (old_memory, new_memory, input)", OmissionDeclared, order, false,
+		"history is read only for DELETE events; the event texts are past versions, not records of the grade")
 	absent := 0
 	for _, mid := range sortedKeys(latest) {
 		e := latest[mid]

@@ -105,6 +105,10 @@ func TestMem0OSS(t *testing.T) {
 	if recs[4]["expired_at"] != nil || recs[4]["metadata"].(map[string]any)["_native"].(map[string]any)["expiration_date"] != "2025-12-31" {
 		t.Fatal("expiration_date must stay native, expired_at not derived")
 	}
+	// No cutoff: the date cannot be compared; a blocking loss, and the memory stays live.
+	if recs[4]["lifecycle_state"] != nil || !hasOmission(inv, "mem0: expiration_date not compared (no capture cutoff)", 1, true) {
+		t.Fatalf("no cutoff: %v %+v", recs[4]["lifecycle_state"], inv.Omissions)
+	}
 }
 
 func TestGraphiti(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 )
 
 // Caps published by the criteria (input_contract.caps).
@@ -62,6 +63,9 @@ var familyVariants = map[string][]string{
 type File struct {
 	Name string
 	Data []byte
+	// Raw, when set, is the file's exact bytes and Data was derived from it (a Mem0 history.db
+	// read into JSON Lines by the caller): sizes and digests are of Raw.
+	Raw []byte
 }
 
 // Inputs groups the files of one pack by role.
@@ -111,6 +115,11 @@ type Options struct {
 	// KeepMetadata keeps full metadata in hash-only form (default: only the M1 markers
 	// shared/sharing are kept, so no free text leaves).
 	KeepMetadata bool
+	// Cutoff is the capture cutoff: the time the dump stands for. Mem0 expiration dates are
+	// compared with it. The zero time means unknown (expiration dates are then not compared).
+	Cutoff time.Time
+	// HashSourceKey, in hash-only form, replaces each source value by HashSource(key, value).
+	HashSourceKey []byte
 	// Variant overrides the source's default variant (must be published for the family).
 	Variant string
 	// Manifest holds the manifest declarations.
@@ -203,6 +212,18 @@ func Pack(in Inputs, opt Options) (*Result, error) {
 	inv.addFiles("nodes", in.Nodes)
 	inv.addFiles("passages", in.Passages)
 	inv.addFiles("archives", in.Archives)
+	for _, fs := range [][]File{in.Records, in.History, in.Episodes, in.Nodes, in.Passages, in.Archives} {
+		for _, f := range fs {
+			n := replacedChars(f.Data)
+			if v, err := decodeValue(f.Data); err == nil {
+				if inner, ok := v.(string); ok { // a double-encoded document (some .af files)
+					n += replacedChars([]byte(inner))
+				}
+			}
+			inv.omit("characters replaced by U+FFFD (lone UTF-16 surrogates, invalid UTF-8)", OmissionCompatibility, n, true,
+				"JSON decoding replaces each with U+FFFD: the text is not submitted exactly as written, so its content hash differs from the source's and duplicates may be merged or missed")
+		}
+	}
 	if len(in.Records) == 0 && !(isLetta(opt.Source) && len(in.Passages) > 0) {
 		return nil, errors.New("pack: no input files")
 	}
@@ -258,7 +279,7 @@ func Pack(in Inputs, opt Options) (*Result, error) {
 	form := FormFullText
 	if opt.HashOnly {
 		form = FormHashOnly
-		applyHashOnly(recs, opt.KeepMetadata, inv)
+		applyHashOnly(recs, opt, inv)
 	}
 	man, err := buildManifest(opt)
 	if err != nil {

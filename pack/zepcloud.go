@@ -51,14 +51,19 @@ func buildZepCloud(in Inputs, opt Options, inv *Inventory) ([]Record, error) {
 		if kind == "user" {
 			graphID = "user:" + id
 		}
-		items, _, err := readItems(f, edgeEnvelopeKeys...)
+		items, env, err := readItems(f, edgeEnvelopeKeys...)
 		if err != nil {
 			return nil, err
 		}
+		inv.envelopeOmissions("zep-cloud", env)
+		withGroup := 0
 		for i, it := range items {
 			rec, err := edgeRecord(f, i, it, "zep_entity_edge", inv)
 			if err != nil {
 				return nil, err
+			}
+			if isSet(rec["group_id"]) {
+				withGroup++
 			}
 			if _, native := rec["graph_id"]; native {
 				inv.count("records_with_native_graph_id (stamp not applied)", 1)
@@ -82,6 +87,10 @@ func buildZepCloud(in Inputs, opt Options, inv *Inventory) ([]Record, error) {
 			}
 			index[rid] = len(recs)
 			recs = append(recs, rec)
+			inv.from(rid, f.Name, env.Locs[i])
+		}
+		if withGroup > 0 && withGroup == len(items) {
+			return nil, fmt.Errorf("pack: %s: every edge carries group_id: this is a Graphiti dump, not a Zep Cloud v3 listing (use --from graphiti)", f.Name)
 		}
 	}
 	inv.absent("group_id", "Zep Cloud v3 edges carry no group_id/graph_id/user_id; the listing's scope is stamped as graph_id instead")

@@ -9,7 +9,8 @@
 // claims-jsonl. The submission is written to stdout, or to -o FILE together with an inventory
 // FILE-without-.json + ".inventory.json" (source files, sizes, SHA-256, counts, fields dropped or
 // derived, unresolved references, the SHA-256 of the exact submission bytes). The inventory stays
-// with the caller. Run "pack -h" for every option.
+// with the caller. --package DIR writes a Memory Portability Package instead, and
+// "pack verify DIR" re-checks one (docs/pack.md). Run "pack -h" for every option.
 package main
 
 import (
@@ -54,6 +55,11 @@ Sources (FILES are the main dumps):
 Nothing is guessed: scope keys are copied only where the native format carries them (or stamped
 from what you state), and what a format lacks stays absent; the inventory says so.
 
+Package: --package DIR writes a Memory Portability Package (manifest.json, manifest.sig.json,
+the submission part(s), inventory.json), signed with --sign-key KEY or explicitly --unsigned.
+  pack verify [--key KEY] [--sources DIR] [--report REPORT --report-key KEY] DIR   (pack verify -h)
+See docs/pack.md.
+
 Caps: a submission over 1,000 records or 262,144 bytes is refused; --split (with -o) writes parts
 FILE.part1.json, FILE.part2.json, ... that each fit.
 
@@ -68,6 +74,7 @@ type config struct {
 	globalScopes, globalKeys, globalKeyFiles, globalHashes, claimIDs       multi
 	privateScopes                                                          multi
 	files                                                                  []string
+	pkg                                                                    packageFlags
 }
 
 func main() {
@@ -109,6 +116,7 @@ func newFlags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.Var(&c.privateScopes, "private-scope", "manifest private_scopes entry (repeatable)")
 	fs.BoolVar(&c.scopeFiltered, "scope-filtered", false, "manifest scope_filtered: the Mem0 dump was filtered to some scopes")
 	fs.BoolVar(&c.multiScope, "multi-scope", false, "manifest multi_scope: declare a multi-scope Zep/Graphiti submission")
+	c.pkg.register(fs)
 	return fs
 }
 
@@ -143,6 +151,9 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "verify" {
+		return verifyCmd(args[1:], stdout, stderr)
+	}
 	c, err := parseArgs(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -179,6 +190,9 @@ func (c *config) options() (pack.Options, error) {
 		return pack.Options{}, fmt.Errorf("pack: --from must be one of %s", sourceList())
 	}
 	opt := pack.Options{Source: src, HashOnly: c.hashOnly, KeepMetadata: c.keepMetadata, Variant: c.variant, GraphID: c.graphID, UserID: c.userID}
+	if err := c.pkg.packOptions(&opt, c.hashOnly); err != nil {
+		return opt, err
+	}
 	if (c.graphID != "" || c.userID != "") && src != pack.ZepCloud {
 		return opt, errors.New("pack: --graph-id / --user-id are for --from zep-cloud")
 	}
@@ -273,8 +287,11 @@ func (c *config) pack(stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if c.split && c.out == "" {
+	if c.split && c.out == "" && c.pkg.dir == "" {
 		return errors.New("pack: --split needs -o FILE (parts are written as FILE.part1.json, ...)")
+	}
+	if c.pkg.dir != "" && c.out != "" {
+		return errors.New("pack: give -o FILE or --package DIR, not both")
 	}
 	var in pack.Inputs
 	for _, x := range []struct {
@@ -285,9 +302,15 @@ func (c *config) pack(stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	if err := readHistoryDBs(in.History); err != nil {
+		return err
+	}
 	res, err := pack.Pack(in, opt)
 	if err != nil {
 		return err
+	}
+	if c.pkg.dir != "" {
+		return c.pkg.write(res, in, c.split, stderr)
 	}
 	body, err := res.Submission.Marshal()
 	if err != nil {

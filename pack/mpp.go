@@ -1,0 +1,644 @@
+package pack
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gowebpki/jcs"
+)
+
+// Version is the version of pack written into every package manifest.
+const Version = "2.0.0"
+
+// Package layout: the file names inside a Memory Portability Package directory.
+const (
+	ManifestName  = "manifest.json"     // the manifest, RFC 8785 canonical bytes
+	SignatureName = "manifest.sig.json" // the detached signature (or the explicit unsigned marker)
+	InventoryName = "inventory.json"    // the inventory (human-facing; digested in the manifest)
+	PackageKindID = "memory_portability_package"
+	// PackageProfile names this layout and its rules (docs/pack.md).
+	PackageProfile = "scope-hygiene-pack/1"
+)
+
+// Package kinds (WM-MEM-012): a snapshot stands for the whole dump as captured; a selection
+// for a declared subset of it (a scope-filtered export, search results).
+const (
+	KindSnapshot  = "snapshot"
+	KindSelection = "selection"
+)
+
+// PackageOptions are the package-level declarations of the operator.
+type PackageOptions struct {
+	// ID is the package identity; empty derives one from the input digests and the options.
+	ID string
+	// Revision numbers the package's revisions (1 for the first).
+	Revision int
+	// Kind is snapshot or selection; empty chooses selection when the pack is declared
+	// scope-filtered or read search results, snapshot otherwise.
+	Kind string
+	// CaptureTime is when the package was made; Cutoff the time the dump stands for.
+	CaptureTime, Cutoff time.Time
+	// TargetCriteriaID is the criteria the submission is made for (from the criteria file).
+	TargetCriteriaID string
+}
+
+// Manifest of a Memory Portability Package. Canonicalised per RFC 8785 it is the manifest file;
+// its SHA-256 is the package digest that the detached signature covers.
+type PackageManifest struct {
+	Kind                string          `json:"kind"`
+	Profile             string          `json:"profile"`
+	PackageID           string          `json:"package_id"`
+	Revision            int             `json:"revision"`
+	PackageKind         string          `json:"package_kind"`
+	CaptureTime         string          `json:"capture_time"`
+	Cutoff              string          `json:"cutoff"`
+	SourceSystem        string          `json:"source_system"`
+	SourceFormatVersion string          `json:"source_format_version"`
+	PackVersion         string          `json:"pack_version"`
+	TargetCriteriaID    string          `json:"target_criteria_id"`
+	Family              string          `json:"family"`
+	Form                string          `json:"form"`
+	Variant             string          `json:"variant"`
+	DigestAlgorithm     string          `json:"digest_algorithm"`
+	Inputs              []InventoryFile `json:"inputs"`
+	Members             []PackageMember `json:"members"`
+	Records             []MemberRecord  `json:"records"`
+	Totals              PackageTotals   `json:"totals"`
+	Omissions           []Omission      `json:"omissions"`
+}
+
+// PackageMember is one file inside the package.
+type PackageMember struct {
+	Path    string `json:"path"`
+	Role    string `json:"role"` // submission_part, inventory
+	Bytes   int    `json:"bytes"`
+	SHA256  string `json:"sha256"`
+	Records int    `json:"records,omitempty"`
+}
+
+// MemberRecord is one submission record: where it is in the package, where it came from, its
+// class, the digest of the exact source bytes it was made from, and the digest of the record as
+// submitted (SHA-256 of its RFC 8785 canonical form).
+type MemberRecord struct {
+	ID           string `json:"id"`
+	Part         string `json:"part"`
+	Index        int    `json:"index"`
+	Class        string `json:"class"`
+	SourceFile   string `json:"source_file"`
+	Location     string `json:"location"`
+	SourceSHA256 string `json:"source_sha256"`
+	RecordSHA256 string `json:"record_sha256"`
+}
+
+// PackageTotals are the byte and count totals of a package.
+type PackageTotals struct {
+	InputFiles           int `json:"input_files"`
+	InputBytes           int `json:"input_bytes"`
+	OutputBytes          int `json:"output_bytes"`
+	Records              int `json:"records"`
+	Parts                int `json:"parts"`
+	OmissionsBlocking    int `json:"omissions_blocking"`
+	OmissionsNonBlocking int `json:"omissions_non_blocking"`
+}
+
+// Built is a package ready to be written: every file by its path, the manifest and its digest.
+type Built struct {
+	Files    map[string][]byte
+	Manifest *PackageManifest
+	// Digest is "sha256:" + the hex SHA-256 of the canonical manifest bytes.
+	Digest string
+}
+
+var sourceFormats = map[Source]string{
+	Mem0Platform: "Mem0 Platform memory objects (get_all pages, v1/v2 list shape), history events",
+	Mem0OSS:      "Mem0 OSS get_all results and history.db rows",
+	Graphiti:     "Graphiti EntityEdge (Python and TypeScript field names), MCP facts",
+	ZepCloud:     "Zep Cloud v3 entity edges",
+	LettaAF:      "Letta agent file v2 (multi-entity .af)",
+	LettaAPI:     "Letta API v1 agents, blocks, passages, archives",
+	ClaimsJSONL:  "generic claim lines (memory-scope-hygiene/v1 claim-jsonl)",
+}
+
+// PartName is the path of submission part k (1-based) of n inside a package.
+func PartName(k, n int) string {
+	if n == 1 {
+		return "submission.json"
+	}
+	return fmt.Sprintf("submission.part%d.json", k)
+}
+
+// BuildPackage assembles a package from a pack result, its inputs and the submission parts (one
+// part, or the parts of a split). It is pure: the caller writes Files.
+func BuildPackage(res *Result, in Inputs, parts []*Submission, po PackageOptions) (*Built, error) {
+	if len(parts) == 0 {
+		return nil, errors.New("pack: package: no submission parts")
+	}
+	if po.TargetCriteriaID == "" {
+		return nil, errors.New("pack: package: the target criteria id is required")
+	}
+	if po.CaptureTime.IsZero() {
+		return nil, errors.New("pack: package: the capture time is required")
+	}
+	inv := res.Inventory
+	files := map[string][]byte{}
+	inputs := map[string][]byte{}
+	for _, fs := range [][]File{in.Records, in.History, in.Episodes, in.Nodes, in.Passages, in.Archives} {
+		for _, f := range fs {
+			if !utf8.ValidString(f.Name) {
+				return nil, errors.New("pack: package: an input file name is not valid UTF-8 (the manifest records names as given): rename the file")
+			}
+			if prev, dup := inputs[f.Name]; dup && !bytes.Equal(prev, f.Data) {
+				return nil, errors.New("pack: package: two different input files share one name")
+			}
+			inputs[f.Name] = f.Data
+		}
+	}
+	m := &PackageManifest{
+		Kind: PackageKindID, Profile: PackageProfile, Revision: max(po.Revision, 1),
+		CaptureTime: po.CaptureTime.UTC().Format(time.RFC3339), SourceSystem: string(inv.Source),
+		SourceFormatVersion: sourceFormats[Source(inv.Source)], PackVersion: Version,
+		TargetCriteriaID: po.TargetCriteriaID, Family: res.Submission.Family, Form: res.Submission.Form,
+		Variant: res.Submission.Variant, DigestAlgorithm: "sha-256", Inputs: inv.Inputs,
+		Omissions: inv.Omissions, Records: []MemberRecord{},
+	}
+	cut := po.Cutoff
+	if cut.IsZero() {
+		cut = po.CaptureTime
+	}
+	m.Cutoff = cut.UTC().Format(time.RFC3339)
+	m.PackageKind = po.Kind
+	if m.PackageKind == "" {
+		m.PackageKind = KindSnapshot
+		if res.Submission.Manifest != nil && res.Submission.Manifest.ScopeFiltered || hasPart(inv, "mem0: memories not returned by the search") {
+			m.PackageKind = KindSelection
+		}
+	}
+	if m.PackageKind != KindSnapshot && m.PackageKind != KindSelection {
+		return nil, fmt.Errorf("pack: package kind %q: expected %s or %s", m.PackageKind, KindSnapshot, KindSelection)
+	}
+	caches := map[string]*sourceCache{}
+	var outParts []OutputPart
+	for k, sub := range parts {
+		body, err := sub.Marshal()
+		if err != nil {
+			return nil, err
+		}
+		name := PartName(k+1, len(parts))
+		files[name] = body
+		outParts = append(outParts, Part(name, len(sub.Records), body))
+		m.Members = append(m.Members, PackageMember{Path: name, Role: "submission_part", Bytes: len(body), SHA256: SHA256Hex(body), Records: len(sub.Records)})
+		recs, err := partRecords(body)
+		if err != nil {
+			return nil, err
+		}
+		for i, raw := range recs {
+			r := sub.Records[i]
+			id, _ := r["id"].(string)
+			class, _ := r["record_class"].(string)
+			mr := MemberRecord{ID: id, Part: name, Index: i, Class: class, RecordSHA256: canonicalDigest(raw)}
+			if p, ok := inv.prov[id]; ok {
+				mr.SourceFile, mr.Location = p.file, p.loc
+				if caches[p.file] == nil {
+					caches[p.file] = newSourceCache(inputs[p.file])
+				}
+				if src, ok := caches[p.file].at(p.loc); ok {
+					mr.SourceSHA256 = SHA256Hex(src)
+				}
+			}
+			if mr.SourceSHA256 == "" {
+				return nil, fmt.Errorf("pack: package: record at index %d of %s: its source bytes were not found", i, name)
+			}
+			m.Records = append(m.Records, mr)
+		}
+		m.Totals.OutputBytes += len(body)
+	}
+	inv.SetOutputs(outParts, inv.Splits)
+	ib, err := inv.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	files[InventoryName] = ib
+	m.Members = append(m.Members, PackageMember{Path: InventoryName, Role: "inventory", Bytes: len(ib), SHA256: SHA256Hex(ib)})
+	for _, f := range m.Inputs {
+		m.Totals.InputFiles++
+		m.Totals.InputBytes += f.Bytes
+	}
+	m.Totals.Records = len(m.Records)
+	m.Totals.Parts = len(parts)
+	m.Totals.OmissionsBlocking, m.Totals.OmissionsNonBlocking = inv.OmissionTotals()
+	if po.ID != "" {
+		m.PackageID = po.ID
+	} else {
+		h := sha256.New()
+		for _, f := range m.Inputs {
+			fmt.Fprintf(h, "%s\x00%s\x00", f.Role, f.SHA256)
+		}
+		fmt.Fprintf(h, "%s\x00%s\x00%s", m.SourceSystem, m.Form, m.Cutoff)
+		m.PackageID = "urn:scope-hygiene:mpp:" + hex.EncodeToString(h.Sum(nil))[:32]
+	}
+	mb, err := CanonicalManifest(m)
+	if err != nil {
+		return nil, err
+	}
+	files[ManifestName] = mb
+	return &Built{Files: files, Manifest: m, Digest: "sha256:" + SHA256Hex(mb)}, nil
+}
+
+func hasPart(inv *Inventory, part string) bool {
+	for _, o := range inv.Omissions {
+		if o.Part == part {
+			return true
+		}
+	}
+	return false
+}
+
+// partRecords returns the exact bytes of each record of a submission body.
+func partRecords(body []byte) ([]json.RawMessage, error) {
+	var top struct {
+		Records []json.RawMessage `json:"records"`
+	}
+	if err := json.Unmarshal(body, &top); err != nil {
+		return nil, errors.New("pack: package: a submission part is not a submission object")
+	}
+	return top.Records, nil
+}
+
+// canonicalDigest is the hex SHA-256 of the RFC 8785 form of a JSON value ("" if it has none).
+func canonicalDigest(raw []byte) string {
+	c, err := jcs.Transform(raw)
+	if err != nil {
+		return ""
+	}
+	return SHA256Hex(c)
+}
+
+// CanonicalManifest is the manifest's RFC 8785 canonical bytes.
+func CanonicalManifest(m *PackageManifest) ([]byte, error) {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("pack: manifest: %w", err)
+	}
+	c, err := jcs.Transform(raw)
+	if err != nil {
+		return nil, errors.New("pack: manifest: canonicalisation failed")
+	}
+	return c, nil
+}
+
+// Signature is the detached signature file: the manifest's digest and either an Ed25519
+// signature over the exact manifest bytes or the explicit statement that the package is unsigned.
+type Signature struct {
+	Manifest       string `json:"manifest"`
+	ManifestSHA256 string `json:"manifest_sha256"`
+	Unsigned       bool   `json:"unsigned,omitempty"`
+	Alg            string `json:"alg,omitempty"`
+	KeyID          string `json:"key_id,omitempty"`
+	Value          string `json:"value,omitempty"`
+}
+
+// KeyID names an Ed25519 public key: "ed25519:" and the first 8 bytes of its SHA-256 in hex
+// (the form the service uses for its report key).
+func KeyID(pub ed25519.PublicKey) string {
+	s := sha256.Sum256(pub)
+	return "ed25519:" + hex.EncodeToString(s[:8])
+}
+
+// SignManifest returns the signature file for manifest bytes: signed with priv, or, with a nil
+// key, explicitly unsigned.
+func SignManifest(manifest []byte, priv ed25519.PrivateKey) ([]byte, error) {
+	s := Signature{Manifest: ManifestName, ManifestSHA256: SHA256Hex(manifest)}
+	if priv == nil {
+		s.Unsigned = true
+	} else {
+		s.Alg = "Ed25519"
+		s.KeyID = KeyID(priv.Public().(ed25519.PublicKey))
+		s.Value = base64.StdEncoding.EncodeToString(ed25519.Sign(priv, manifest))
+	}
+	b, err := marshalCompact(s)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// Verification is the outcome of VerifyPackage.
+type Verification struct {
+	Manifest   *PackageManifest
+	Digest     string // sha256:<hex> of the manifest bytes
+	Signed     bool
+	SignedBy   string // key id, when signed and checked
+	Mismatches []string
+}
+
+// VerifyPackage re-computes every digest of a package (files by path, as read from its
+// directory) and checks the signature with pub (nil: a signed package is reported unchecked as a
+// mismatch). With sources (input files by name), it also re-computes the input digests and the
+// source digest of every record. Mismatches name files, records and counts, never content.
+func VerifyPackage(files map[string][]byte, pub ed25519.PublicKey, sources map[string][]byte) *Verification {
+	v := &Verification{}
+	bad := func(f string, a ...any) { v.Mismatches = append(v.Mismatches, fmt.Sprintf(f, a...)) }
+	mb, ok := files[ManifestName]
+	if !ok {
+		bad("%s: missing", ManifestName)
+		return v
+	}
+	v.Digest = "sha256:" + SHA256Hex(mb)
+	var m PackageManifest
+	dec := json.NewDecoder(bytes.NewReader(mb))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		bad("%s: not a package manifest", ManifestName)
+		return v
+	}
+	v.Manifest = &m
+	if c, err := jcs.Transform(mb); err != nil || !bytes.Equal(c, mb) {
+		bad("%s: not in RFC 8785 canonical form", ManifestName)
+	}
+	if m.Kind != PackageKindID || m.Profile != PackageProfile {
+		bad("%s: kind or profile is not %s / %s", ManifestName, PackageKindID, PackageProfile)
+	}
+	verifySignature(v, files, mb, pub, bad)
+	listed := map[string]bool{ManifestName: true, SignatureName: true}
+	partRecs := map[string][]json.RawMessage{}
+	for _, mem := range m.Members {
+		listed[mem.Path] = true
+		b, ok := files[mem.Path]
+		if !ok {
+			bad("%s: listed in the manifest, missing from the package", mem.Path)
+			continue
+		}
+		if len(b) != mem.Bytes || SHA256Hex(b) != mem.SHA256 {
+			bad("%s: %d bytes, digest %s; the manifest lists %d bytes, digest %s", mem.Path, len(b), short(SHA256Hex(b)), mem.Bytes, short(mem.SHA256))
+		}
+		if mem.Role == "submission_part" {
+			recs, err := partRecords(b)
+			if err != nil {
+				bad("%s: not a submission", mem.Path)
+				continue
+			}
+			if len(recs) != mem.Records {
+				bad("%s: %d records; the manifest lists %d", mem.Path, len(recs), mem.Records)
+			}
+			partRecs[mem.Path] = recs
+		}
+	}
+	for _, p := range sortedKeys(files) {
+		if !listed[p] {
+			bad("%s: in the package, not listed in the manifest", p)
+		}
+	}
+	seen := map[string]bool{}
+	caches := map[string]*sourceCache{}
+	for k, r := range m.Records {
+		if seen[r.ID] {
+			bad("record %d of the manifest: its id repeats an earlier record", k)
+		}
+		seen[r.ID] = true
+		recs, ok := partRecs[r.Part]
+		if !ok || r.Index < 0 || r.Index >= len(recs) {
+			bad("record %d of the manifest: %s has no record at index %d", k, r.Part, r.Index)
+			continue
+		}
+		var idOnly struct {
+			ID string `json:"id"`
+		}
+		_ = json.Unmarshal(recs[r.Index], &idOnly)
+		if idOnly.ID != r.ID {
+			bad("record %d of the manifest: %s index %d carries another id", k, r.Part, r.Index)
+		}
+		if canonicalDigest(recs[r.Index]) != r.RecordSHA256 {
+			bad("record %d of the manifest (%s index %d): record digest differs", k, r.Part, r.Index)
+		}
+		if sources != nil {
+			src, ok := sources[r.SourceFile]
+			if !ok {
+				continue
+			}
+			if caches[r.SourceFile] == nil {
+				caches[r.SourceFile] = newSourceCache(src)
+			}
+			if b, ok := caches[r.SourceFile].at(r.Location); !ok || SHA256Hex(b) != r.SourceSHA256 {
+				bad("record %d of the manifest: source bytes at %s %s differ", k, r.SourceFile, r.Location)
+			}
+		}
+	}
+	n := 0
+	for _, recs := range partRecs {
+		n += len(recs)
+	}
+	if n != len(m.Records) || m.Totals.Records != len(m.Records) {
+		bad("the parts hold %d records, the manifest lists %d (totals say %d)", n, len(m.Records), m.Totals.Records)
+	}
+	b, nb := 0, 0
+	for _, o := range m.Omissions {
+		if o.Blocking {
+			b += o.Count
+		} else {
+			nb += o.Count
+		}
+	}
+	if b != m.Totals.OmissionsBlocking || nb != m.Totals.OmissionsNonBlocking {
+		bad("omission totals %d blocking, %d non-blocking; the omissions add up to %d and %d", m.Totals.OmissionsBlocking, m.Totals.OmissionsNonBlocking, b, nb)
+	}
+	if sources != nil {
+		for _, in := range m.Inputs {
+			src, ok := sources[in.File]
+			if !ok {
+				bad("input %s: not found among the sources given", in.File)
+				continue
+			}
+			if len(src) != in.Bytes || SHA256Hex(src) != in.SHA256 {
+				bad("input %s: %d bytes, digest %s; the manifest lists %d bytes, digest %s", in.File, len(src), short(SHA256Hex(src)), in.Bytes, short(in.SHA256))
+			}
+		}
+	}
+	return v
+}
+
+func verifySignature(v *Verification, files map[string][]byte, mb []byte, pub ed25519.PublicKey, bad func(string, ...any)) {
+	sb, ok := files[SignatureName]
+	if !ok {
+		bad("%s: missing (a package is signed or explicitly unsigned)", SignatureName)
+		return
+	}
+	var s Signature
+	dec := json.NewDecoder(bytes.NewReader(sb))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		bad("%s: not a signature file", SignatureName)
+		return
+	}
+	if s.Manifest != ManifestName || s.ManifestSHA256 != SHA256Hex(mb) {
+		bad("%s: names manifest digest %s; the manifest's digest is %s", SignatureName, short(s.ManifestSHA256), short(SHA256Hex(mb)))
+	}
+	if s.Unsigned {
+		if s.Alg != "" || s.KeyID != "" || s.Value != "" {
+			bad("%s: says unsigned and carries a signature", SignatureName)
+		}
+		return
+	}
+	v.Signed = true
+	sig, err := base64.StdEncoding.DecodeString(s.Value)
+	switch {
+	case s.Alg != "Ed25519" || err != nil || len(sig) != ed25519.SignatureSize:
+		bad("%s: malformed Ed25519 signature", SignatureName)
+	case pub == nil:
+		bad("%s: signed by %s; no key was given to check it (--key)", SignatureName, s.KeyID)
+	case s.KeyID != KeyID(pub):
+		bad("%s: signed by %s, not by the given key %s", SignatureName, s.KeyID, KeyID(pub))
+	case !ed25519.Verify(pub, mb, sig):
+		bad("%s: the signature does not verify over %s", SignatureName, ManifestName)
+	default:
+		v.SignedBy = s.KeyID
+	}
+}
+
+func short(h string) string {
+	if len(h) > 16 {
+		return h[:16] + "…"
+	}
+	return h
+}
+
+// ReportCheck is the outcome of CheckReport.
+type ReportCheck struct {
+	Part       string // the package part the report was made from ("" when none matches)
+	Records    int
+	IDsNamed   int
+	Mismatches []string
+}
+
+// CheckReport ties a signed audit report (its signature already checked by the caller) to the
+// package part it was made from: the report's criteria id is the package's target, its family,
+// form and variant are the package's, and some part holds exactly its record count and every
+// record id it names. A split package has one report per part; part ("" = find it) names one.
+func CheckReport(m *PackageManifest, report []byte, part string) *ReportCheck {
+	rc := &ReportCheck{}
+	bad := func(f string, a ...any) { rc.Mismatches = append(rc.Mismatches, fmt.Sprintf(f, a...)) }
+	var r struct {
+		Kind       string          `json:"kind"`
+		CriteriaID string          `json:"criteria_id"`
+		Family     string          `json:"family"`
+		Form       string          `json:"form"`
+		Variant    string          `json:"variant"`
+		Records    *int            `json:"records"`
+		Factors    json.RawMessage `json:"factors"`
+	}
+	if err := json.Unmarshal(report, &r); err != nil || r.Records == nil {
+		bad("the report is not an audit report (no records count)")
+		return rc
+	}
+	rc.Records = *r.Records
+	if r.CriteriaID != m.TargetCriteriaID {
+		bad("the report's criteria id %q is not the package's target %q", r.CriteriaID, m.TargetCriteriaID)
+	}
+	if r.Family != m.Family || r.Form != m.Form || r.Variant != m.Variant {
+		bad("the report's family/form/variant %s/%s/%s differ from the package's %s/%s/%s", r.Family, r.Form, r.Variant, m.Family, m.Form, m.Variant)
+	}
+	ids := ReportRecordIDs(r.Factors)
+	rc.IDsNamed = len(ids)
+	byPart := map[string]map[string]bool{}
+	var partOrder []string
+	for _, rec := range m.Records {
+		if byPart[rec.Part] == nil {
+			byPart[rec.Part] = map[string]bool{}
+			partOrder = append(partOrder, rec.Part)
+		}
+		byPart[rec.Part][rec.ID] = true
+	}
+	fits := func(p string) (missing int) {
+		for _, id := range ids {
+			if !byPart[p][id] {
+				missing++
+			}
+		}
+		return missing
+	}
+	if part != "" {
+		if byPart[part] == nil {
+			bad("the package has no part %s", part)
+			return rc
+		}
+		rc.Part = part
+		if len(byPart[part]) != rc.Records {
+			bad("the report counts %d records; part %s holds %d", rc.Records, part, len(byPart[part]))
+		}
+		if n := fits(part); n > 0 {
+			bad("%d record ids the report names are not in part %s", n, part)
+		}
+		return rc
+	}
+	var match []string
+	for _, p := range partOrder {
+		if len(byPart[p]) == rc.Records && fits(p) == 0 {
+			match = append(match, p)
+		}
+	}
+	switch len(match) {
+	case 1:
+		rc.Part = match[0]
+	case 0:
+		counts := make([]string, 0, len(partOrder))
+		for _, p := range partOrder {
+			counts = append(counts, p+": "+strconv.Itoa(len(byPart[p]))+" records, "+strconv.Itoa(fits(p))+" named ids missing")
+		}
+		bad("no part of the package matches the report (%d records, %d named ids): %s", rc.Records, len(ids), strings.Join(counts, "; "))
+	default:
+		bad("%d parts match the report equally (%s): name one with --part", len(match), strings.Join(match, ", "))
+	}
+	return rc
+}
+
+// ReportRecordIDs lists every record id an audit report's factors name: cluster members, the
+// duplicate clusters' members and the conflicting records of every sub-check.
+func ReportRecordIDs(factors json.RawMessage) []string {
+	var f struct {
+		Cross struct {
+			Clusters []struct {
+				Members []struct {
+					ID string `json:"id"`
+				} `json:"members"`
+			} `json:"clusters"`
+		} `json:"cross_scope_clusters"`
+		Dups struct {
+			Clusters []struct {
+				Members []string `json:"members"`
+			} `json:"clusters"`
+		} `json:"duplicates"`
+		Conflicts struct {
+			Records map[string][]string `json:"records"`
+		} `json:"scope_conflicts"`
+	}
+	_ = json.Unmarshal(factors, &f)
+	set := map[string]bool{}
+	for _, c := range f.Cross.Clusters {
+		for _, m := range c.Members {
+			set[m.ID] = true
+		}
+	}
+	for _, c := range f.Dups.Clusters {
+		for _, id := range c.Members {
+			set[id] = true
+		}
+	}
+	for _, ids := range f.Conflicts.Records {
+		for _, id := range ids {
+			set[id] = true
+		}
+	}
+	out := sortedKeys(set)
+	sort.Strings(out)
+	return out
+}
