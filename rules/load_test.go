@@ -146,7 +146,7 @@ func TestLoadProblems(t *testing.T) {
 			[]want{{"when: submission.eligible\n", "submission.eligible", "expression must be bool, found int"}}},
 		{"over-budget", []edit{{"record.episode_group_ids.strs.exists(g, g != record.group_id.str)", "record.episode_group_ids.strs.exists(g, g.contains(record.group_id.str))"}},
 			// A whole-expression problem is placed where the expression starts (the folded scalar's indicator).
-			[]want{{"conflict: >-\n      record.episode_group_ids.items", ">-", "exceeds the budget 10000000000 (caps.rule_cost_estimate)"}}},
+			[]want{{"conflict: >-\n      (record.group_id.present && record.group_id.kind != \"string\") ||\n      record.episode_group_ids.items", ">-", "exceeds the budget 10000000000 (caps.rule_cost_estimate)"}}},
 		{"nested-comprehension", []edit{{"record.episode_group_ids.strs.exists(g, g != record.group_id.str)", nested}},
 			[]want{{nested, "", "comprehension exceeds nesting limit"}}},
 		{"last-precedence-not-true", []edit{{"when: \"true\"", "when: cluster.copies > 0"}},
