@@ -32,11 +32,11 @@ type Criteria struct {
 	GlobalScopeValue   string                                     `yaml:"global_scope_value" json:"global_scope_value"`
 	// NeverScopeKeys are names manifest.declared_scope_keys may not list (R-52): a manifest naming
 	// one is declared_scope_keys_invalid.
-	NeverScopeKeys []string `yaml:"never_scope_keys" json:"never_scope_keys,omitempty"`
-	Record             RecordRules                                `yaml:"record" json:"record"`
-	Conflicts          []ConflictRule                             `yaml:"conflicts" json:"conflicts"`
-	Clusters           ClusterRules                               `yaml:"clusters" json:"clusters"`
-	Gates              map[string][]Gate                          `yaml:"gates" json:"gates"`
+	NeverScopeKeys []string          `yaml:"never_scope_keys" json:"never_scope_keys,omitempty"`
+	Record         RecordRules       `yaml:"record" json:"record"`
+	Conflicts      []ConflictRule    `yaml:"conflicts" json:"conflicts"`
+	Clusters       ClusterRules      `yaml:"clusters" json:"clusters"`
+	Gates          map[string][]Gate `yaml:"gates" json:"gates"`
 }
 
 // Price is the published price of one audit.
