@@ -30,13 +30,13 @@ type Criteria struct {
 	Families           map[string]FamilySpec                      `yaml:"families" json:"families"`
 	Forms              map[string]FormSpec                        `yaml:"forms" json:"forms"`
 	GlobalScopeValue   string                                     `yaml:"global_scope_value" json:"global_scope_value"`
+	Record             RecordRules                                `yaml:"record" json:"record"`
+	Conflicts          []ConflictRule                             `yaml:"conflicts" json:"conflicts"`
+	Clusters           ClusterRules                               `yaml:"clusters" json:"clusters"`
+	Gates              map[string][]Gate                          `yaml:"gates" json:"gates"`
 	// NeverScopeKeys are names manifest.declared_scope_keys may not list (R-52): a manifest naming
 	// one is declared_scope_keys_invalid.
-	NeverScopeKeys []string          `yaml:"never_scope_keys" json:"never_scope_keys,omitempty"`
-	Record         RecordRules       `yaml:"record" json:"record"`
-	Conflicts      []ConflictRule    `yaml:"conflicts" json:"conflicts"`
-	Clusters       ClusterRules      `yaml:"clusters" json:"clusters"`
-	Gates          map[string][]Gate `yaml:"gates" json:"gates"`
+	NeverScopeKeys []string `yaml:"never_scope_keys" json:"never_scope_keys,omitempty"`
 }
 
 // Price is the published price of one audit.
