@@ -57,7 +57,7 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
 const usage = `usage: rules <command> [flags] [args]
 
 commands:
-  check [FILE]                 compile criteria (default criteria.yaml); exit 1 on any problem
+  check [FILE|-]               compile criteria (default criteria.yaml, - for standard input); exit 1 on any problem
   audit INPUT [--json]         audit an export locally; a corpus case is also compared with its expected output
   precheck INPUT [--json]      pre-check an export locally
   explain INPUT [--json]       why each record and cluster reads as it does

@@ -274,8 +274,17 @@ func TestInputs(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "REFUSED (free, no payment): declared_scope_keys_invalid") {
 		t.Fatalf("a case expecting a refusal passes: exit %d\n%s", code, out)
 	}
-	stdin = strings.NewReader(`{"family":"generic","form":"full_text","records":[{"id":"a","content_text":"t"}]}`)
 	defer func() { stdin = os.Stdin }()
+	src, err := os.ReadFile(criteriaPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin = strings.NewReader(strings.Replace(string(src), "when: record.replaced_by.set", "when: record.replaced_by.sett", 1))
+	code, out, _ = runCLI(t, "check", "-")
+	if code != exitCheck || !strings.HasPrefix(out, "stdin:") || !strings.Contains(out, "undefined field 'sett'") {
+		t.Fatalf("check from stdin: exit %d\n%s", code, out)
+	}
+	stdin = strings.NewReader(`{"family":"generic","form":"full_text","records":[{"id":"a","content_text":"t"}]}`)
 	code, out, _ = runCLI(t, "precheck", "--criteria", criteriaPath, "-")
 	if code != exitOK || !strings.HasPrefix(out, "PRE-CHECK memory-scope-hygiene/v1") {
 		t.Fatalf("precheck from stdin: exit %d\n%s", code, out)

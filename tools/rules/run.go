@@ -62,7 +62,18 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	if len(pos) > 0 {
 		path = pos[0]
 	}
-	ps, err := rules.LoadFile(path)
+	var ps *rules.ProgramSet
+	if path == "-" {
+		// Criteria on standard input (an editor's buffer): problems name the file "stdin".
+		src, rerr := io.ReadAll(stdin)
+		if rerr != nil {
+			return fail(exitInput, "read criteria: %w", rerr)
+		}
+		path = "stdin"
+		ps, err = rules.Load(path, src)
+	} else {
+		ps, err = rules.LoadFile(path)
+	}
 	var pl rules.ProblemList
 	switch {
 	case errors.As(err, &pl):
