@@ -71,7 +71,7 @@ func AuditWith(ps *rules.ProgramSet, body []byte, checkEnd time.Time, opts Optio
 		return nil, nil, err
 	}
 	st.fillDuplicates(rep)
-	rep.VerdictLine = st.verdict(rep)
+	rep.VerdictLine = verdictLine(st.ps.Criteria().Words, rep)
 	if opts.explain != nil {
 		if err := st.explainTail(); err != nil {
 			return nil, nil, err
@@ -176,11 +176,14 @@ func (st *state) records() error {
 
 func (st *state) resolveGates() error {
 	x := st.x
-	scopes := map[string]bool{}
+	scopes, liveScopes := map[string]bool{}, map[string]bool{}
 	checked := 0
 	for i := range x.records {
 		if x.records[i].facts.Scoped {
 			scopes[x.records[i].tuple] = true
+			if x.records[i].live && !x.records[i].facts.Global {
+				liveScopes[x.records[i].tuple] = true
+			}
 		}
 		if st.applies[i] != 0 {
 			checked++
@@ -193,7 +196,7 @@ func (st *state) resolveGates() error {
 	st.sub = rules.Submission{
 		ScopeKeys: append([]string{}, keys...), ScopeKeysSource: x.keySource,
 		Records: int64(len(x.records)), Live: int64(st.live), Eligible: int64(st.eligible),
-		DistinctScopes: int64(len(scopes)), ScopeFiltered: x.manifest.scopeFiltered,
+		DistinctScopes: int64(len(scopes)), LiveNonGlobalScopes: int64(len(liveScopes)), ScopeFiltered: x.manifest.scopeFiltered,
 		MultiScope: x.manifest.multiScope, ManifestPresent: x.manifest.present,
 		ConflictCheckedRecords: int64(checked),
 	}
@@ -220,12 +223,14 @@ func (st *state) gateFor(f string) *rules.GateProgram {
 	return nil
 }
 
-// clusterSize counts, per content key, the live scoped records.
+// clusterSize counts, per content key, the live scoped records the M4 depth limit counts
+// (R-21, R-33; clusters.m4_depth: members leaves out the Letta templates L-4 keeps out).
 func (st *state) clusterSize() map[string]int {
+	members := st.ps.Criteria().Clusters.M4Depth == rules.M4DepthMembers
 	size := map[string]int{}
 	for i := range st.x.records {
 		r := &st.x.records[i]
-		if r.live && r.facts.Scoped {
+		if r.live && r.facts.Scoped && !(members && r.template) {
 			size[r.content]++
 		}
 	}
@@ -310,8 +315,21 @@ func (st *state) report(checkEnd time.Time) *Report {
 		DanglingSupersedes: x.cov.DanglingSupersedes,
 		M3DeclaredAbsent:   map[string]int{"global_scopes": sa, "global_content_keys": ka, "global_claim_ids": ia},
 		ManifestIgnored:    x.cov.ManifestIgnored,
+		MarkedShare:        rate(st.marked(), st.live, w.NoLiveRecords, w.NotAssessable),
 	}
 	return rep
+}
+
+// marked counts the live records that are covered or global.
+func (st *state) marked() int {
+	n := 0
+	for i := range st.x.records {
+		r := &st.x.records[i]
+		if r.live && (r.covered || r.facts.Global) {
+			n++
+		}
+	}
+	return n
 }
 
 // fillClusters computes factor cross_scope_clusters.
@@ -324,13 +342,6 @@ func (st *state) fillClusters(rep *Report) error {
 		// A factor that is NOT ASSESSABLE computes nothing: no clusters, no referrals.
 		*f = CrossScopeClusters{Status: w.NotAssessable, Reason: g.Reason}
 		return nil
-	}
-	marked := 0
-	for i := range x.records {
-		r := &x.records[i]
-		if r.live && (r.covered || r.facts.Global) {
-			marked++
-		}
 	}
 	groups := map[string][]int{}
 	var order []string
@@ -373,7 +384,7 @@ func (st *state) fillClusters(rep *Report) error {
 		Status: w.Assessable, Candidate: intp(len(clusters)),
 		MarkedShared: intp(counts["marked_shared"]), Undeclared: intp(counts["undeclared"]),
 		Ambiguous: intp(counts["ambiguous"]), TemplateLineage: intp(st.lineage),
-		MarkedShare: rate(marked, st.live, w.NoLiveRecords, w.NotAssessable), Clusters: &clusters,
+		MarkedShare: rep.Coverage.MarkedShare, Clusters: &clusters,
 	}
 	return nil
 }
@@ -623,9 +634,15 @@ func (st *state) fillDuplicates(rep *Report) {
 		Rate: rate(excess, st.live, w.NoLiveRecords, w.NotAssessable), Clusters: &clusters}
 }
 
-// verdict fills the published verdict grammar (verdict_grammar.line).
-func (st *state) verdict(rep *Report) string {
-	w := st.ps.Criteria().Words
+// Stamp sets a report's check-end time and the verdict line that prints it, for a caller that
+// takes the time when the check has ended (after Audit returned).
+func Stamp(ps *rules.ProgramSet, rep *Report, checkEnd time.Time) {
+	rep.CheckEnd = timestamp(checkEnd)
+	rep.VerdictLine = verdictLine(ps.Criteria().Words, rep)
+}
+
+// verdictLine fills the published verdict grammar (verdict_grammar.line).
+func verdictLine(w rules.Words, rep *Report) string {
 	f := rep.Factors
 	unscoped := w.NotAssessable
 	if f.UnscopedRate.Status == w.Assessable {

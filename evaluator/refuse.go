@@ -98,7 +98,7 @@ var checks = map[string]check{
 		m := top.get("manifest")
 		return m.present() && m.kind != kObject, -1
 	},
-	"declared_scope_keys_invalid": func(_ *rules.ProgramSet, top *jval) (bool, int) {
+	"declared_scope_keys_invalid": func(ps *rules.ProgramSet, top *jval) (bool, int) {
 		m := top.get("manifest")
 		if m.kind != kObject {
 			return false, -1
@@ -113,6 +113,12 @@ var checks = map[string]check{
 		for _, e := range k.arr {
 			if e.kind != kString {
 				return true, -1
+			}
+			// Names the criteria keep out of every scope, such as the content fields.
+			for _, n := range ps.Criteria().NeverScopeKeys {
+				if e.str == n {
+					return true, -1
+				}
 			}
 		}
 		return false, -1

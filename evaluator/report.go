@@ -118,6 +118,9 @@ type Coverage struct {
 	TemplateLineage      int            `json:"template_lineage"`
 	M3DeclaredAbsent     map[string]int `json:"m3_declared_absent"`
 	ManifestIgnored      int            `json:"manifest_ignored"`
+	// MarkedShare is the marked share of live records (marker_convention, R-34), whatever the
+	// status of cross_scope_clusters.
+	MarkedShare *Rate `json:"marked_share"`
 }
 
 // Report is a signed-to-be audit report.

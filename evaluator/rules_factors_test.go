@@ -473,7 +473,7 @@ func TestPrecheckMatrixRow(t *testing.T) {
 	t.Parallel()
 	b, err := os.ReadFile("../../shared/seeds/scope-hygiene-criteria-v1.json")
 	if err != nil {
-		t.Skipf("published criteria not available: %v", err)
+		t.Skip("skipped: needs ../shared (the shared specs and fixtures beside the repository; CI has it): ../shared/seeds/scope-hygiene-criteria-v1.json is absent")
 	}
 	var pub struct {
 		Matrix map[string]map[string]map[string]evaluator.MatrixCell `json:"assessability_matrix"`

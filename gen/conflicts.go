@@ -36,9 +36,14 @@ func (a *analysis) scopeConflict(i int, field string) bool {
 }
 
 // groupConflict reports whether any value of an id list differs from group_id
-// (a string group_id, else ""); a lone value is a list of one; a non-string conflicts.
+// (absent or null: ""); a lone value is a list of one; a non-string value conflicts, and a
+// group_id that is present but not a string conflicts with every value.
 func (a *analysis) groupConflict(i int, field string) bool {
-	ref, _ := a.v.records[i]["group_id"].(string)
+	gid := a.v.records[i]["group_id"]
+	ref, isStr := gid.(string)
+	if !isStr && gid != nil {
+		return true
+	}
 	raw := a.v.records[i][field]
 	list, isList := raw.([]any)
 	if !isList {

@@ -21,7 +21,7 @@ import (
 const (
 	CorpusID         = "memory-scope-hygiene-corpus/v1"
 	CriteriaID       = "memory-scope-hygiene/v1"
-	CriteriaRevision = "1.0.0"
+	CriteriaRevision = "1.0.1"
 )
 
 // Provenance labels of corpus cases.

@@ -207,6 +207,8 @@ type Coverage struct {
 	TemplateLineage        int      `json:"template_lineage"`
 	M3DeclaredAbsent       M3Absent `json:"m3_declared_absent"`
 	ManifestIgnored        int      `json:"manifest_ignored"`
+	// MarkedShare is the marked share of live records (R-34, revision 1.0.1).
+	MarkedShare *Rate `json:"marked_share"`
 }
 
 // Audit holds the compared fields of an audit report.

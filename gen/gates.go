@@ -6,6 +6,7 @@ const (
 	reasonScopeFiltered   = "scope-filtered export: manifest.scope_filtered is true"
 	reasonMultiScope      = "multi-scope not demonstrated: fewer than two distinct scopes and no manifest.multi_scope"
 	reasonZepCloudSingle  = "Zep Cloud single-scope submission: NOT ASSESSABLE-by-construction"
+	reasonZepCloudOneLive = "Zep Cloud submission with fewer than two live non-global graphs and no manifest.multi_scope: NOT ASSESSABLE-by-construction"
 	reasonLettaConflicts  = "no source/target scope field exists in the Letta family"
 	reasonGenericConflict = "no storage-scope or target fields exist in the generic schema"
 	reasonNoCheckedField  = "no record carries a checked field (attributed_scope, history_scope, episode_group_ids, endpoint_group_ids)"
@@ -31,6 +32,18 @@ func (a *analysis) distinctScopes() int {
 	seen := map[string]bool{}
 	for i := 0; i < a.n; i++ {
 		if a.scope[i].has {
+			seen[a.scope[i].identity] = true
+		}
+	}
+	return len(seen)
+}
+
+// liveGraphs counts distinct scopes over the live, scoped, non-global records: the
+// scopes a cross-scope cluster could span.
+func (a *analysis) liveGraphs() int {
+	seen := map[string]bool{}
+	for i := 0; i < a.n; i++ {
+		if a.live[i] && a.scope[i].has && !a.scope[i].global {
 			seen[a.scope[i].identity] = true
 		}
 	}
@@ -87,6 +100,8 @@ func (a *analysis) resolveStatuses() statuses {
 		s.clusters = notAssessable(reasonGenericNoKeys)
 	case fam == "zep_graphiti" && a.v.variant == "zep_cloud" && fewScopes:
 		s.clusters = notAssessable(reasonZepCloudSingle)
+	case fam == "zep_graphiti" && a.v.variant == "zep_cloud" && a.liveGraphs() < 2 && !a.man.multiScope:
+		s.clusters = notAssessable(reasonZepCloudOneLive)
 	default:
 		s.clusters = assessable()
 	}

@@ -54,10 +54,10 @@ func computeMarkers(a *analysis) {
 	a.covered = make([]bool, a.n)
 
 	// Cluster size: live scoped records with the content key, global
-	// ones included (Letta templates included).
+	// ones included, Letta templates excluded (L-4 keeps them out of the cluster).
 	a.sizeOfKey = map[string]int{}
 	for i := 0; i < a.n; i++ {
-		if a.live[i] && a.scope[i].has {
+		if a.live[i] && a.scope[i].has && !a.template[i] {
 			a.sizeOfKey[a.ckey[i]]++
 		}
 	}

@@ -139,7 +139,9 @@ func validate(top any) (*validated, *Refusal) {
 				return nil, refusal(ruleDeclaredScopeKeysInval)
 			}
 			for _, e := range arr {
-				if _, ok := e.(string); !ok {
+				s, ok := e.(string)
+				// The content fields of both forms can never be scope keys.
+				if !ok || s == "content_text" || s == "content_hash" {
 					return nil, refusal(ruleDeclaredScopeKeysInval)
 				}
 			}

@@ -96,17 +96,20 @@ func (a *analysis) audit(c *publishedCriteria, st statuses) *Audit {
 		f.UnscopedRate = UnscopedRate{Status: statusNotAssessable, Reason: st.unscopedRate.Reason}
 	}
 
+	// The marked share of live records belongs to the coverage block (marker_convention,
+	// R-34) and is repeated inside an assessable cross_scope_clusters.
+	marked := 0
+	for i := 0; i < a.n; i++ {
+		if a.live[i] && (a.covered[i] || a.scope[i].global) {
+			marked++
+		}
+	}
+	share := percent(marked, live, reasonNoLive)
+
 	// (3) cross_scope_clusters
 	var cr clusterResult
 	if st.clusters.Status == statusAssessable {
 		cr = a.crossScopeClusters(c.UndeclaredLabel)
-		marked := 0
-		for i := 0; i < a.n; i++ {
-			if a.live[i] && (a.covered[i] || a.scope[i].global) {
-				marked++
-			}
-		}
-		share := percent(marked, live, reasonNoLive)
 		clusters := cr.clusters
 		f.CrossScopeClusters = CrossScopeClusters{
 			Status:          statusAssessable,
@@ -144,6 +147,7 @@ func (a *analysis) audit(c *publishedCriteria, st statuses) *Audit {
 		TemplateLineage:    cr.templateLineage,
 		M3DeclaredAbsent:   a.m3DeclaredAbsent(),
 		ManifestIgnored:    a.man.ignored,
+		MarkedShare:        &share,
 	}
 	for i := 0; i < a.n; i++ {
 		if a.scope[i].standIn {

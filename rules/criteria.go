@@ -34,6 +34,9 @@ type Criteria struct {
 	Conflicts          []ConflictRule                             `yaml:"conflicts" json:"conflicts"`
 	Clusters           ClusterRules                               `yaml:"clusters" json:"clusters"`
 	Gates              map[string][]Gate                          `yaml:"gates" json:"gates"`
+	// NeverScopeKeys are names manifest.declared_scope_keys may not list (R-52): a manifest naming
+	// one is declared_scope_keys_invalid.
+	NeverScopeKeys []string `yaml:"never_scope_keys" json:"never_scope_keys,omitempty"`
 }
 
 // Price is the published price of one audit.
@@ -161,7 +164,17 @@ type ClusterRules struct {
 	B5Runs          Expr                 `yaml:"b5_runs" json:"b5_runs"`
 	Classes         map[string]ClassSpec `yaml:"classes" json:"classes"`
 	Precedence      []PrecedenceRule     `yaml:"precedence" json:"precedence"`
+	// M4Depth says which records the M4 depth limit counts (R-21, R-33): M4DepthMembers for the
+	// cluster's members as L-4 defines them, M4DepthLiveScoped (the default) for every live scoped
+	// record with the content key.
+	M4Depth string `yaml:"m4_depth" json:"m4_depth,omitempty"`
 }
+
+// The values of clusters.m4_depth.
+const (
+	M4DepthMembers    = "members"
+	M4DepthLiveScoped = "live_scoped"
+)
 
 // ClassSpec is what a cluster classification prints.
 type ClassSpec struct {

@@ -127,6 +127,9 @@ type Submission struct {
 	Eligible        int64  `cel:"eligible"`
 	// DistinctScopes counts distinct scopes over all records that have one (R-13, R-47).
 	DistinctScopes int64 `cel:"distinct_scopes"`
+	// LiveNonGlobalScopes counts distinct scopes over the live, scoped, non-global records: the
+	// scopes a cross-scope cluster could span (R-53).
+	LiveNonGlobalScopes int64 `cel:"live_non_global_scopes"`
 	// ScopeFiltered and MultiScope are the manifest flags, true only when JSON true (R-6).
 	ScopeFiltered bool `cel:"scope_filtered"`
 	MultiScope    bool `cel:"multi_scope"`

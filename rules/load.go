@@ -85,13 +85,21 @@ func (c *compiler) compile() *ProgramSet {
 func (c *compiler) yamlError(err error) {
 	var te *yaml.TypeError
 	msgs := []string{err.Error()}
-	if errors.As(err, &te) {
+	typeErr := errors.As(err, &te)
+	if typeErr {
 		msgs = te.Errors
 	}
 	for _, m := range msgs {
 		m = strings.TrimPrefix(m, "yaml: ")
 		if g := yamlLineErr.FindStringSubmatch(m); g != nil {
 			line, _ := strconv.Atoi(g[1])
+			if !typeErr {
+				line = faultLine(c.src, line) // a syntax error: the line that is wrong
+			}
+			if path, text, ok := unknownKey(c.src, line, g[2]); ok {
+				c.probs.add(line, c.firstCol(line), path, "%s", text)
+				continue
+			}
 			c.probs.add(line, c.firstCol(line), "", "%s", g[2])
 			continue
 		}

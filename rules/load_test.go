@@ -137,16 +137,23 @@ func TestLoadProblems(t *testing.T) {
 			{"submission.eligibl ==", ".eligibl", "undefined field 'eligibl'"},
 		}},
 		{"unknown-yaml-key", []edit{{"caps:\n", "caps:\n  bogus_cap: 1\n"}},
-			[]want{{"bogus_cap: 1", "bogus_cap", "field bogus_cap not found"}}},
+			[]want{{"bogus_cap: 1", "bogus_cap", `unknown key "bogus_cap"`}}},
+		// An unknown key is named by its YAML path, never a Go type, with the nearest known key.
+		{"unknown-yaml-key-typo", []edit{{"      class: marked_shared\n", "      clas: marked_shared\n"}},
+			[]want{{"clas: marked_shared", "clas", `unknown key "clas" (did you mean "class"?)`}}},
+		// An entry indented one space less than its siblings is reported at its own line, not at
+		// the start of the enclosing block.
+		{"yaml-indentation", []edit{{"      reason: contradictory declaration\n", "     reason: contradictory declaration\n"}},
+			[]want{{"     reason: contradictory declaration", "", "did not find expected '-' indicator"}}},
 		{"unknown-yaml-key-nested", []edit{{"      reason: malformed marker\n", "      reason: malformed marker\n      weight: 2\n"}},
-			[]want{{"weight: 2", "weight", "field weight not found"}}},
+			[]want{{"weight: 2", "weight", `unknown key "weight"`}}},
 		{"non-bool-predicate", []edit{{"split_state: record.invalid_at.set != record.expired_at.set", "split_state: record.invalid_at.str"}},
 			[]want{{"split_state: record.invalid_at.str", "record.invalid_at.str", "expression must be bool, found string"}}},
 		{"non-bool-gate", []edit{{"when: submission.eligible == 0", "when: submission.eligible"}},
 			[]want{{"when: submission.eligible\n", "submission.eligible", "expression must be bool, found int"}}},
 		{"over-budget", []edit{{"record.episode_group_ids.strs.exists(g, g != record.group_id.str)", "record.episode_group_ids.strs.exists(g, g.contains(record.group_id.str))"}},
 			// A whole-expression problem is placed where the expression starts (the folded scalar's indicator).
-			[]want{{"conflict: >-\n      record.episode_group_ids.items", ">-", "exceeds the budget 10000000000 (caps.rule_cost_estimate)"}}},
+			[]want{{"conflict: >-\n      (record.group_id.present && record.group_id.kind != \"string\") ||\n      record.episode_group_ids.items", ">-", "exceeds the budget 10000000000 (caps.rule_cost_estimate)"}}},
 		{"nested-comprehension", []edit{{"record.episode_group_ids.strs.exists(g, g != record.group_id.str)", nested}},
 			[]want{{nested, "", "comprehension exceeds nesting limit"}}},
 		{"last-precedence-not-true", []edit{{"when: \"true\"", "when: cluster.copies > 0"}},

@@ -50,6 +50,9 @@ func (c *compiler) validate() {
 			bad(f.path, "%s is required", f.path)
 		}
 	}
+	if m := crit.Clusters.M4Depth; m != "" && m != M4DepthMembers && m != M4DepthLiveScoped {
+		bad("clusters.m4_depth", "m4_depth must be %q or %q", M4DepthMembers, M4DepthLiveScoped)
+	}
 	if crit.Caps.BodyBytes <= 0 || crit.Caps.RecordsPerAudit <= 0 || crit.Caps.JSONDepth <= 0 || crit.Caps.RuleCostEstimate == 0 || crit.Caps.RuleCostRuntime == 0 {
 		bad("caps", "caps must all be positive")
 	}

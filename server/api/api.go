@@ -59,8 +59,8 @@ type Engine interface {
 	CheckBodySize(n int) *Refusal
 	// Precheck validates the export and resolves assessability (no factor computed).
 	Precheck(body []byte, now time.Time) (any, *Refusal, error)
-	// Audit computes the report.
-	Audit(body []byte, now time.Time) (*AuditResult, *Refusal, error)
+	// Audit computes the report; it reads clock when the check has ended (the check-end time).
+	Audit(body []byte, clock func() time.Time) (*AuditResult, *Refusal, error)
 }
 
 // Config wires a Server.
@@ -342,7 +342,7 @@ func (s *Server) audit(c echo.Context) error {
 			return nil // Require answered (402 with the price)
 		}
 	}
-	res, ref, err := s.cfg.Engine.Audit(body, now)
+	res, ref, err := s.cfg.Engine.Audit(body, s.cfg.Now)
 	if err != nil || ref != nil || res == nil {
 		if ref != nil {
 			return done(s.refuse(c, ref))

@@ -153,7 +153,7 @@ func TestRoutes(t *testing.T) {
 		{"unknown GET", "GET", "/nope", nil, nil, 404, `{"error":"Not Found","kind":"error"}` + "\n", ""},
 		{"GET precheck", "GET", "/precheck", nil, nil, 404, "", ""},
 		{"forwarded address is not trusted", "POST", "/precheck", export(nil), map[string]string{"X-Forwarded-For": "198.51.100.7"}, 429, "", ""},
-		{"healthz", "GET", "/healthz", nil, nil, 200, `{"criteria_revision":"1.0.0","status":"ok"}` + "\n", ""},
+		{"healthz", "GET", "/healthz", nil, nil, 200, `{"criteria_revision":"1.0.1","status":"ok"}` + "\n", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -186,7 +186,7 @@ func TestRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(rows) != 1 || !rows[0].House || rows[0].Op != "audit" || rows[0].UndeclaredClusters == nil || *rows[0].UndeclaredClusters != 1 ||
-		rows[0].PriceUSDCUnits != 0 || rows[0].CriteriaVersion != "1.0.0" || !strings.HasPrefix(rows[0].VerdictLine, "MEMORY SCOPE-HYGIENE") {
+		rows[0].PriceUSDCUnits != 0 || rows[0].CriteriaVersion != "1.0.1" || !strings.HasPrefix(rows[0].VerdictLine, "MEMORY SCOPE-HYGIENE") {
 		t.Fatalf("ledger after one house audit: %+v", rows)
 	}
 	m := h.metricsText()
@@ -197,8 +197,8 @@ func TestRoutes(t *testing.T) {
 		`scope_hygiene_refusals_total{rule="body_bytes_cap"} 2`,
 		`scope_hygiene_refusals_total{rule="free_tier_interval"} 3`,
 		`scope_hygiene_free_tier_refusals_total{status="429"} 3`,
-		`scope_hygiene_results_total{criteria_revision="1.0.0",op="audit",payer="house"} 1`,
-		`scope_hygiene_results_total{criteria_revision="1.0.0",op="precheck",payer="free"} 2`,
+		`scope_hygiene_results_total{criteria_revision="1.0.1",op="audit",payer="house"} 1`,
+		`scope_hygiene_results_total{criteria_revision="1.0.1",op="precheck",payer="free"} 2`,
 		`scope_hygiene_tripwire_free_calls 2`, // the malformed pre-check consumed nothing (published refusals come first)
 		`scope_hygiene_tripwire_house_calls 1`,
 		`scope_hygiene_tripwire_paid_calls 0`,
@@ -315,7 +315,7 @@ type failingEngine struct {
 	mode string
 }
 
-func (f failingEngine) Audit(body []byte, now time.Time) (*api.AuditResult, *api.Refusal, error) {
+func (f failingEngine) Audit(body []byte, now func() time.Time) (*api.AuditResult, *api.Refusal, error) {
 	switch f.mode {
 	case "panic":
 		panic("engine exploded on " + string(body))
@@ -385,7 +385,7 @@ func (s switchEngine) CheckBodySize(n int) *api.Refusal { return s.real.CheckBod
 func (s switchEngine) Precheck(b []byte, now time.Time) (any, *api.Refusal, error) {
 	return s.real.Precheck(b, now)
 }
-func (s switchEngine) Audit(b []byte, now time.Time) (*api.AuditResult, *api.Refusal, error) {
+func (s switchEngine) Audit(b []byte, now func() time.Time) (*api.AuditResult, *api.Refusal, error) {
 	if *s.panicky {
 		panic("engine exploded on " + string(b))
 	}

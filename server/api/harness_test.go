@@ -154,7 +154,9 @@ func (h *harness) do(method, path string, body []byte, hdr map[string]string) re
 	}
 	rec := httptest.NewRecorder()
 	h.srv.Handler().ServeHTTP(rec, req)
-	return response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	resp := response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	checkBody(h.t, method, path, resp) // every body against its published schema
+	return resp
 }
 
 // proven asks for a sign-in-with-x challenge (the request unproven: a 401) and returns the

@@ -38,12 +38,13 @@ func (e Engine) Precheck(body []byte, now time.Time) (any, *api.Refusal, error) 
 	return res, nil, nil
 }
 
-// Audit implements api.Engine.
-func (e Engine) Audit(body []byte, now time.Time) (*api.AuditResult, *api.Refusal, error) {
-	rep, ref, err := evaluator.Audit(e.PS, body, now)
+// Audit implements api.Engine. The check-end time is read from clock when the check has ended.
+func (e Engine) Audit(body []byte, clock func() time.Time) (*api.AuditResult, *api.Refusal, error) {
+	rep, ref, err := evaluator.Audit(e.PS, body, time.Time{})
 	if err != nil || ref != nil {
 		return nil, refusal(ref), err
 	}
+	evaluator.Stamp(e.PS, rep, clock())
 	return &api.AuditResult{Report: rep, VerdictLine: rep.VerdictLine, Undeclared: rep.UndeclaredCount(),
 		CriteriaRevision: rep.CriteriaRevision}, nil, nil
 }

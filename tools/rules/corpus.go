@@ -8,9 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
-
-	"github.com/google/go-cmp/cmp"
+	"sort"
+	"strconv"
 
 	"github.com/scopehygiene/scope-hygiene/corpus"
 	"github.com/scopehygiene/scope-hygiene/gen"
@@ -237,7 +236,8 @@ func cmdDiff(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fail(exitCorpus, "%w", err)
 	}
-	changed := 0
+	var names []string
+	fields := 0
 	for i := range c.Cases {
 		cs := &c.Cases[i]
 		body, err := cs.RequestBody()
@@ -246,15 +246,144 @@ func cmdDiff(args []string, stdout, stderr io.Writer) error {
 		}
 		a, errA := corpus.Outcome(older, body, nil)
 		b, errB := corpus.Outcome(newer, body, nil)
-		d := cmp.Diff(comparable(a, errA), comparable(b, errB))
-		if d == "" {
+		changes := outcomeChanges(comparable(a, errA), comparable(b, errB))
+		if len(changes) == 0 {
 			continue
 		}
-		changed++
-		fmt.Fprintf(stdout, "CHANGED %s\n%s\n", cs.Name, indent(d))
+		names = append(names, cs.Name)
+		fields += len(changes)
+		for _, ch := range changes {
+			fmt.Fprintf(stdout, "%s  %s  %s -> %s\n", cs.Name, ch.field, ch.old, ch.new)
+		}
 	}
-	fmt.Fprintf(stdout, "%d of %d cases change outcome\n", changed, len(c.Cases))
+	fmt.Fprintf(stdout, "\n%s -> %s: %d of %d cases change outcome (%d fields)\n", older.Revision(), newer.Revision(), len(names), len(c.Cases), fields)
+	for _, n := range names {
+		fmt.Fprintf(stdout, "  %s\n", n)
+	}
 	return nil
+}
+
+// change is one field of one case whose value differs between two criteria files.
+type change struct{ field, old, new string }
+
+// outcomeChanges lists, in field order, every leaf of two outcomes (generic JSON) that differs. A
+// part (refusal, pre-check, audit) present on one side only is one line, not one per field.
+func outcomeChanges(a, b any) []change {
+	ma, _ := a.(map[string]any)
+	mb, _ := b.(map[string]any)
+	var out []change
+	for _, part := range []string{"error", "refusal", "precheck", "audit"} {
+		pa, oka := ma[part]
+		pb, okb := mb[part]
+		if oka == okb {
+			continue
+		}
+		out = append(out, change{field: part, old: partText(part, pa, oka), new: partText(part, pb, okb)})
+		delete(ma, part)
+		delete(mb, part)
+	}
+	fa, fb := map[string]string{}, map[string]string{}
+	flatten("", ma, fa)
+	flatten("", mb, fb)
+	// verdict_prefix is the verdict line without its check-end time; the line says it once.
+	delete(fa, "audit.verdict_prefix")
+	delete(fb, "audit.verdict_prefix")
+	keys := make([]string, 0, len(fa)+len(fb))
+	for k := range fa {
+		keys = append(keys, k)
+	}
+	for k := range fb {
+		if _, ok := fa[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		va, oka := fa[k]
+		vb, okb := fb[k]
+		if oka && okb && va == vb {
+			continue
+		}
+		if !oka {
+			va = "(absent)"
+		}
+		if !okb {
+			vb = "(absent)"
+		}
+		out = append(out, change{field: k, old: va, new: vb})
+	}
+	return out
+}
+
+// partText names a whole outcome part in words.
+func partText(part string, v any, present bool) string {
+	if !present {
+		return "(absent)"
+	}
+	switch part {
+	case "refusal":
+		m, _ := v.(map[string]any)
+		s := "refused " + leafText(m["rule"])
+		if i, ok := m["record_index"]; ok {
+			s += " at record index " + leafText(i)
+		}
+		return s
+	case "precheck":
+		return "pre-check result"
+	case "audit":
+		return "audit report"
+	}
+	return "engine error"
+}
+
+// flatten writes every leaf of a generic JSON value under its path (a.b[2].c); an empty object or
+// list is a leaf of its own.
+func flatten(path string, v any, out map[string]string) {
+	switch x := v.(type) {
+	case map[string]any:
+		if len(x) == 0 {
+			out[path] = "{}"
+		}
+		for k, e := range x {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			flatten(p, e, out)
+		}
+	case []any:
+		if len(x) == 0 {
+			out[path] = "[]"
+		}
+		for i, e := range x {
+			flatten(fmt.Sprintf("%s[%d]", path, i), e, out)
+		}
+	default:
+		out[path] = leafText(x)
+	}
+}
+
+// leafText prints a JSON scalar as words: strings as they are, numbers in decimal.
+func leafText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		if x == "" {
+			return `""`
+		}
+		return x
+	case bool:
+		if x {
+			return "true"
+		}
+		return "false"
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	default:
+		b, _ := json.Marshal(x)
+		return string(b)
+	}
 }
 
 // comparable drops what differs between any two criteria files (their digests) from an outcome.
@@ -272,10 +401,6 @@ func comparable(o map[string]any, err error) any {
 		}
 	}
 	return m
-}
-
-func indent(s string) string {
-	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
 }
 
 func isTerminal(w io.Writer) bool {

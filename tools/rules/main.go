@@ -57,26 +57,49 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
 const usage = `usage: rules <command> [flags] [args]
 
 commands:
-  check [FILE]                 compile criteria (default criteria.yaml); exit 1 on any problem
-  audit FILE [--json]          audit an export file locally
-  precheck FILE [--json]       pre-check an export file locally
-  explain FILE [--json]        why each record and cluster reads as it does
+  check [FILE|-]               compile criteria (default criteria.yaml, - for standard input); exit 1 on any problem
+  audit INPUT [--json]         audit an export locally; a corpus case is also compared with its expected output
+  precheck INPUT [--json]      pre-check an export locally
+  explain INPUT [--json]       why each record and cluster reads as it does
+                               INPUT is an export file, - for standard input, or a corpus case file
   test [--run RE] [--json] [--coverage]
                                re-run the corpus through the engine
   gen [-o DIR]                 regenerate the corpus from the independent oracle (gen/)
   pin [--write]                recompute the corpus pin and check it against index.json and the criteria
-  diff OLD.yaml NEW.yaml       which corpus cases change outcome between two criteria files
+  diff OLD.yaml NEW.yaml       which corpus cases change outcome: one line per case and field
+                               (case  field  old -> new), then a summary
 
 Most commands take --criteria FILE (default criteria.yaml) and --corpus DIR (default corpus).
 Run "rules <command> -h" for its flags. Exit codes: 0 ok, 1 check problems, 2 usage,
-3 criteria do not compile, 4 corpus failed, 5 unreadable input or refused export.
+3 criteria do not compile, 4 corpus failed, 5 unreadable input or refused export. A non-zero
+exit also prints "rules: exit N: <meaning>" on stderr (go run reports every failure as 1; build
+the binary to script on exit codes).
 `
+
+// exitMeaning says what each exit code means; a non-zero exit prints it on stderr, because
+// `go run` reports every non-zero exit as 1.
+var exitMeaning = map[int]string{
+	exitCheck:   "check found problems in the criteria",
+	exitUsage:   "usage error",
+	exitCompile: "the criteria do not compile",
+	exitCorpus:  "the corpus failed",
+	exitInput:   "unreadable input or a refused export",
+}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// run runs one command and returns its exit code, saying it on stderr when it is not 0.
 func run(args []string, stdout, stderr io.Writer) int {
+	code := dispatch(args, stdout, stderr)
+	if code != exitOK {
+		fmt.Fprintf(stderr, "rules: exit %d: %s\n", code, exitMeaning[code])
+	}
+	return code
+}
+
+func dispatch(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(stderr, usage)
 		if len(args) == 0 {

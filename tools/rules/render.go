@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/scopehygiene/scope-hygiene/evaluator"
@@ -52,7 +54,7 @@ func renderReport(r *evaluator.Report) string {
 				case m.Covered:
 					tag = " (covered)"
 				}
-				fmt.Fprintf(&b, "        %s  scope %q%s\n", m.ID, m.Scope, tag)
+				fmt.Fprintf(&b, "        %s  scope %s%s\n", m.ID, scopeText(m.Scope), tag)
 			}
 		}
 	}
@@ -72,19 +74,35 @@ func renderReport(r *evaluator.Report) string {
 	if d.Excess != nil {
 		fmt.Fprintf(&b, "    excess %d · live-duplicate rate %s\n", *d.Excess, rateText(d.Rate))
 		for _, cl := range *d.Clusters {
-			fmt.Fprintf(&b, "    #%d %s %q ×%d: %s\n", cl.Cluster, cl.Partition, cl.Scope, cl.Count, strings.Join(cl.Members, " "))
+			fmt.Fprintf(&b, "    #%d %s scope %s ×%d: %s\n", cl.Cluster, cl.Partition, scopeText(cl.Scope), cl.Count, strings.Join(cl.Members, " "))
 		}
 	}
 	cv := r.Coverage
-	fmt.Fprintf(&b, "\ncoverage: scope keys %v (%s)\n", cv.ScopeKeys, cv.ScopeKeysSource)
+	keys := strings.Join(cv.ScopeKeys, ", ")
+	if keys == "" {
+		keys = "none"
+	}
+	fmt.Fprintf(&b, "\ncoverage: scope keys %s (%s)\n", keys, cv.ScopeKeysSource)
+	if cv.MarkedShare != nil {
+		fmt.Fprintf(&b, "  marked share of live records %s (%d/%d)\n", rateText(cv.MarkedShare), cv.MarkedShare.Numerator, cv.MarkedShare.Denominator)
+	}
 	fmt.Fprintf(&b, "  eligible %d · excluded templates %d · excluded source passages %d · not live %d\n",
 		cv.Eligible, cv.ExcludedTemplates, cv.ExcludedSourcePass, cv.NotLive)
 	fmt.Fprintf(&b, "  split state %d · contested %d · dangling supersedes %d · session_id as run_id %d · non-string scope values %d\n",
 		cv.SplitState, cv.Contested, cv.DanglingSupersedes, cv.SessionIDAsRunID, cv.NonStringScopeValues)
-	fmt.Fprintf(&b, "  B5 not run %d · template lineage %d · manifest ignored %d · M3 declared but absent %v\n",
-		cv.B5NotRun, cv.TemplateLineage, cv.ManifestIgnored, cv.M3DeclaredAbsent)
+	fmt.Fprintf(&b, "  B5 not run %d · template lineage %d · manifest ignored %d\n", cv.B5NotRun, cv.TemplateLineage, cv.ManifestIgnored)
+	fmt.Fprintf(&b, "  M3 declared but absent: global_scopes %d · global_content_keys %d · global_claim_ids %d\n",
+		cv.M3DeclaredAbsent["global_scopes"], cv.M3DeclaredAbsent["global_content_keys"], cv.M3DeclaredAbsent["global_claim_ids"])
 	fmt.Fprintf(&b, "\n%s\n", r.ScopeStatement)
 	return b.String()
+}
+
+// scopeText prints a scope string as it is, or "(none)" for the unscoped "".
+func scopeText(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
 }
 
 func rateText(r *evaluator.Rate) string {
@@ -116,7 +134,7 @@ func renderExplanation(ex *evaluator.Explanation) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n\nrecords:\n", ex.Report.VerdictLine)
 	for _, r := range ex.Records {
-		fmt.Fprintf(&b, "  %s scope %q live=%v\n", r.ID, r.Scope, r.Live)
+		fmt.Fprintf(&b, "  %s  scope %s  live %s\n", r.ID, scopeText(r.Scope), yesNo(r.Live))
 		fmt.Fprintf(&b, "    liveness:   %s\n", ruleValues(r.Liveness))
 		fmt.Fprintf(&b, "    predicates: %s\n", ruleValues(r.Predicates))
 		for _, s := range r.Pointer {
@@ -129,32 +147,87 @@ func renderExplanation(ex *evaluator.Explanation) string {
 	b.WriteString("\nclusters:\n")
 	for _, c := range ex.Clusters {
 		fmt.Fprintf(&b, "  members %s\n", strings.Join(c.Members, " "))
-		fmt.Fprintf(&b, "    facts: %+v\n", c.Facts)
-		fmt.Fprintf(&b, "    b5_runs=%v\n", c.B5Runs)
+		b.WriteString("    facts:\n")
+		for _, f := range clusterFacts(&c.Facts) {
+			fmt.Fprintf(&b, "      %-22s %s\n", f[0], f[1])
+		}
+		fmt.Fprintf(&b, "    b5_runs %s\n", yesNo(c.B5Runs))
 		for _, p := range c.Precedence {
 			mark := " "
 			if p.Rule == c.DecidedBy {
 				mark = "→"
 			}
-			fmt.Fprintf(&b, "    %s %-4s %v\n", mark, p.Rule, p.Value)
+			fmt.Fprintf(&b, "    %s %-4s %s\n", mark, p.Rule, yesNo(p.Value))
 		}
 	}
 	b.WriteString("\ngates:\n")
 	for _, g := range ex.Gates {
-		fmt.Fprintf(&b, "  %-22s %s %s\n", g.Factor, g.Status.Status, g.Status.Reason)
+		fmt.Fprintf(&b, "  %-22s %s", g.Factor, g.Status.Status)
+		if g.Status.Reason != "" {
+			fmt.Fprintf(&b, " — %s", g.Status.Reason)
+		}
+		b.WriteString("\n")
 		for _, r := range g.Gates {
-			fmt.Fprintf(&b, "      %v  %s\n", r.Value, r.Rule)
+			fmt.Fprintf(&b, "      %-5s %s\n", yesNo(r.Value), r.Rule)
 		}
 	}
 	return b.String()
 }
 
+// ruleValues lists the rules that held, then says which did not.
 func ruleValues(rv []evaluator.RuleValue) string {
-	parts := make([]string, len(rv))
-	for i, r := range rv {
-		parts[i] = fmt.Sprintf("%s=%v", r.Rule, r.Value)
+	var held, not []string
+	for _, r := range rv {
+		if r.Value {
+			held = append(held, r.Rule)
+		} else {
+			not = append(not, r.Rule)
+		}
 	}
-	return strings.Join(parts, " ")
+	out := "holds: " + wordList(held)
+	if len(not) > 0 {
+		out += " · does not hold: " + wordList(not)
+	}
+	return out
+}
+
+func wordList(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+func yesNo(v bool) string {
+	if v {
+		return "true"
+	}
+	return "false"
+}
+
+// clusterFacts lists a cluster's facts by the names the criteria's expressions use (the cel tags).
+func clusterFacts(c *rules.Cluster) [][2]string {
+	v := reflect.ValueOf(c).Elem()
+	t := v.Type()
+	out := make([][2]string, 0, t.NumField())
+	for i := 0; i < t.NumField(); i++ {
+		name := t.Field(i).Tag.Get("cel")
+		if name == "" {
+			continue
+		}
+		f := v.Field(i)
+		var val string
+		switch f.Kind() {
+		case reflect.Bool:
+			val = yesNo(f.Bool())
+		case reflect.Int64, reflect.Int:
+			val = strconv.FormatInt(f.Int(), 10)
+		default:
+			continue
+		}
+		out = append(out, [2]string{name, val})
+	}
+	return out
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scopehygiene/scope-hygiene/corpus"
 	"github.com/scopehygiene/scope-hygiene/evaluator"
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
@@ -61,7 +62,18 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	if len(pos) > 0 {
 		path = pos[0]
 	}
-	ps, err := rules.LoadFile(path)
+	var ps *rules.ProgramSet
+	if path == "-" {
+		// Criteria on standard input (an editor's buffer): problems name the file "stdin".
+		src, rerr := io.ReadAll(stdin)
+		if rerr != nil {
+			return fail(exitInput, "read criteria: %w", rerr)
+		}
+		path = "stdin"
+		ps, err = rules.Load(path, src)
+	} else {
+		ps, err = rules.LoadFile(path)
+	}
 	var pl rules.ProblemList
 	switch {
 	case errors.As(err, &pl):
@@ -92,7 +104,7 @@ func cmdRun(op string, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ps, body, err := loadExport(op, *crit, pos)
+	ps, body, cs, err := loadExport(op, *crit, pos)
 	if err != nil {
 		return err
 	}
@@ -123,6 +135,10 @@ func cmdRun(op string, args []string, stdout, stderr io.Writer) error {
 		} else {
 			fmt.Fprintln(stdout, renderRefusal(ref))
 		}
+		if cs != nil && op == "audit" && !*asJSON {
+			// A case that expects this refusal passes.
+			return checkCase(ps, cs, stdout)
+		}
 		return &exitError{code: exitInput, err: errors.New("")}
 	}
 	if *asJSON {
@@ -132,6 +148,9 @@ func cmdRun(op string, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stdout, renderReport(rep))
 	} else {
 		fmt.Fprint(stdout, renderPrecheck(res.(*evaluator.PrecheckResult)))
+	}
+	if cs != nil && op == "audit" {
+		return checkCase(ps, cs, stdout)
 	}
 	return nil
 }
@@ -144,7 +163,7 @@ func cmdExplain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ps, body, err := loadExport("explain", *crit, pos)
+	ps, body, _, err := loadExport("explain", *crit, pos)
 	if err != nil {
 		return err
 	}
@@ -163,20 +182,80 @@ func cmdExplain(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// loadExport compiles the criteria and reads the one export file a command takes.
-func loadExport(cmd, criteria string, pos []string) (*rules.ProgramSet, []byte, error) {
+// stdin is where "-" reads from (a variable so tests can supply it).
+var stdin io.Reader = os.Stdin
+
+// loadExport compiles the criteria and reads the one input a command takes: an export file, "-"
+// for standard input, or a corpus case file, whose export is used (and returned as cs).
+func loadExport(cmd, criteria string, pos []string) (*rules.ProgramSet, []byte, *corpus.Case, error) {
 	if len(pos) != 1 {
-		return nil, nil, fail(exitUsage, "%s takes one export file", cmd)
+		return nil, nil, nil, fail(exitUsage, "%s takes one input: an export file, - for standard input, or a corpus case file", cmd)
 	}
 	ps, err := loadCriteria(criteria)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	body, err := os.ReadFile(pos[0])
+	var body []byte
+	if pos[0] == "-" {
+		body, err = io.ReadAll(stdin)
+	} else {
+		body, err = os.ReadFile(pos[0])
+	}
 	if err != nil {
-		return nil, nil, fail(exitInput, "read export: %w", err)
+		return nil, nil, nil, fail(exitInput, "read export: %w", err)
 	}
-	return ps, body, nil
+	cs := corpusCase(body)
+	if cs == nil {
+		return ps, body, nil, nil
+	}
+	export, err := cs.RequestBody()
+	if err != nil {
+		return nil, nil, nil, fail(exitInput, "corpus case: %w", err)
+	}
+	return ps, export, cs, nil
+}
+
+// corpusCase reads body as a corpus case file: an object with name, provenance and expected
+// members and a body or body_base64. Anything else is an export.
+func corpusCase(body []byte) *corpus.Case {
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(body, &probe) != nil {
+		return nil
+	}
+	for _, k := range []string{"name", "provenance", "expected"} {
+		if _, ok := probe[k]; !ok {
+			return nil
+		}
+	}
+	_, b := probe["body"]
+	_, b64 := probe["body_base64"]
+	if !b && !b64 {
+		return nil
+	}
+	var cs corpus.Case
+	if json.Unmarshal(body, &cs) != nil {
+		return nil
+	}
+	return &cs
+}
+
+// checkCase compares the engine's outcome for a corpus case with the case's expected output and
+// says so in words; a difference is exit 4.
+func checkCase(ps *rules.ProgramSet, cs *corpus.Case, stdout io.Writer) error {
+	res := corpus.RunCase(ps, cs, nil)
+	switch {
+	case res.Err != "":
+		fmt.Fprintf(stdout, "\ncorpus case %s: ERROR %s\n", cs.Name, res.Err)
+	case len(res.Diffs) == 0:
+		fmt.Fprintf(stdout, "\ncorpus case %s: the engine gives the expected output\n", cs.Name)
+		return nil
+	default:
+		fmt.Fprintf(stdout, "\ncorpus case %s: %d field(s) differ from the expected output\n", cs.Name, len(res.Diffs))
+		for _, d := range res.Diffs {
+			fmt.Fprintf(stdout, "  %s  expected %s  got %s\n", d.Path, d.Expected, d.Got)
+		}
+	}
+	return &exitError{code: exitCorpus, err: errors.New("")}
 }
 
 func writeJSON(w io.Writer, v any) error {
