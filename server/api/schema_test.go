@@ -32,7 +32,7 @@ func publishedSchemas(t testing.TB) map[string]*jsonschema.Schema {
 	schemaOnce.Do(func() {
 		c := jsonschema.NewCompiler()
 		c.DefaultDraft(jsonschema.Draft2020)
-		names := []string{"report", "precheck", "refusal", "service-refusal", "payment-required", "error", "healthz", "criteria-document"}
+		names := []string{"report", "precheck", "refusal", "service-refusal", "payment-required", "error", "healthz", "criteria-document", "siwx-challenge", "payment-error", "payment-pending"}
 		for _, n := range names {
 			b, err := os.ReadFile(filepath.Join("..", "..", "schema", n+".schema.json"))
 			if err != nil {
@@ -67,7 +67,8 @@ func publishedSchemas(t testing.TB) map[string]*jsonschema.Schema {
 
 // serviceRules are the refusals the service answers itself (service-refusal.schema.json).
 var serviceRules = map[string]bool{api.RuleCallerInvalid: true, api.RuleFreeTierDaily: true,
-	api.RuleFreeTierInterval: true, api.RuleHouseTokenInvalid: true}
+	api.RuleFreeTierInterval: true, api.RuleHouseTokenInvalid: true, api.RuleCallerNoTokenAccount: true,
+	api.RuleProofBudget: true}
 
 // schemaFor names the published schema of one response, "" for the bodies that are not JSON.
 func schemaFor(method, path string, r response) (string, string) {
@@ -89,8 +90,10 @@ func schemaFor(method, path string, r response) (string, string) {
 		return "", "a body that is neither JSON nor one of the published text answers"
 	}
 	var probe struct {
-		Kind string `json:"kind"`
-		Rule string `json:"rule"`
+		Kind   string          `json:"kind"`
+		Rule   string          `json:"rule"`
+		Status string          `json:"status"`
+		Detail json.RawMessage `json:"detail"`
 	}
 	_ = json.Unmarshal(r.Body, &probe)
 	switch {
@@ -102,12 +105,18 @@ func schemaFor(method, path string, r response) (string, string) {
 		return "report", ""
 	case probe.Kind == "precheck_result":
 		return "precheck", ""
+	case probe.Kind == "refusal" && probe.Rule == api.RuleCallerUnproven:
+		return "siwx-challenge", ""
+	case r.Status == http.StatusAccepted && probe.Status == "pending":
+		return "payment-pending", ""
 	case probe.Kind == "refusal" && serviceRules[probe.Rule]:
 		return "service-refusal", ""
 	case probe.Kind == "refusal":
 		return "refusal", ""
 	case probe.Kind == "payment_required":
 		return "payment-required", ""
+	case probe.Kind == "error" && probe.Detail != nil:
+		return "payment-error", ""
 	case probe.Kind == "error":
 		return "error", ""
 	}
