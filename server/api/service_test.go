@@ -404,4 +404,3 @@ func mustTables(t *testing.T, s store.Store) []string {
 	}
 	return out
 }
-
