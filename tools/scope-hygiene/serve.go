@@ -71,6 +71,12 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 	if err != nil {
 		return err
 	}
+	// The store first: one that does not answer fails the start within seconds.
+	st, err := openStore(ctx, c.Store)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
 	ps, err := loadCriteria(c.CriteriaFile)
 	if err != nil {
 		return err
@@ -87,11 +93,6 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 	if err != nil {
 		return err
 	}
-	st, err := openStore(ctx, c.Store)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
 	signer, created, err := sign.LoadOrCreateKey(c.KeyFile)
 	if err != nil {
 		return err

@@ -48,7 +48,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	defer cancel()
 	if err := s.migrate(sctx); err != nil {
 		pool.Close()
-		if sctx.Err() != nil {
+		if sctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 			return nil, fmt.Errorf("postgres: the store did not answer within %s at %s:%d: %w",
 				StartTimeout, cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
 		}
