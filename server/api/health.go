@@ -20,7 +20,6 @@ type readiness struct {
 	timeout time.Duration
 	mu      sync.Mutex // one check at a time
 	running atomic.Bool
-	ok      atomic.Bool
 }
 
 func newReadiness(st store.Store, timeout time.Duration) *readiness {
@@ -30,24 +29,20 @@ func newReadiness(st store.Store, timeout time.Duration) *readiness {
 	} else {
 		r.check = func(ctx context.Context) error { _, err := st.ListLedger(ctx, 0, 1); return err }
 	}
-	r.ok.Store(true)
 	return r
 }
 
-// run checks now and records the outcome.
+// run checks now (one check at a time).
 func (r *readiness) run(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	err := r.check(ctx)
-	r.ok.Store(err == nil)
-	return err
+	return r.check(ctx)
 }
 
 // kick starts one background re-check unless one is already running.
 func (r *readiness) kick(onDone func(error)) {
-	r.ok.Store(false)
 	if !r.running.CompareAndSwap(false, true) {
 		return
 	}

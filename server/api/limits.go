@@ -24,14 +24,18 @@ var (
 )
 
 // cors answers preflights and sets the CORS headers for the configured origins only.
+// A request without Origin is not a CORS request: it skips the middleware, so a plain OPTIONS
+// gets the route's Allow list.
 func cors(origins []string) echo.MiddlewareFunc {
-	return middleware.CORSWithConfig(middleware.CORSConfig{
+	mw := middleware.CORSWithConfig(middleware.CORSConfig{
+		Skipper:       func(c echo.Context) bool { return c.Request().Header.Get(echo.HeaderOrigin) == "" },
 		AllowOrigins:  origins,
 		AllowMethods:  []string{http.MethodGet, http.MethodHead, http.MethodPost},
 		AllowHeaders:  corsAllowHeaders,
 		ExposeHeaders: corsExposeHeaders,
 		MaxAge:        600,
 	})
+	return mw
 }
 
 // shedAudit takes an in-flight audit slot; past the cap it answers a fast 503 with Retry-After.

@@ -134,6 +134,9 @@ func TestCORS(t *testing.T) {
 	if r := h.do("GET", "/criteria", nil, map[string]string{"Origin": "https://other.example.test"}); r.Header.Get("Access-Control-Allow-Origin") != "" {
 		t.Fatalf("an origin not configured was allowed: %v", r.Header)
 	}
+	if r := h.do("OPTIONS", "/audit", nil, nil); r.Status != 204 || r.Header.Get("Allow") != "POST, OPTIONS" {
+		t.Fatalf("OPTIONS without Origin: %d Allow %q", r.Status, r.Header.Get("Allow"))
+	}
 	plain := newHarness(t, sqliteStore(t))
 	if r := plain.do("GET", "/criteria", nil, map[string]string{"Origin": origin}); r.Header.Get("Access-Control-Allow-Origin") != "" {
 		t.Fatalf("CORS without configured origins: %v", r.Header)

@@ -13,8 +13,10 @@ import (
 
 func TestInflight(t *testing.T) {
 	in := NewInflight(2)
-	if !in.TryAcquire() || !in.TryAcquire() {
-		t.Fatal("two slots not granted")
+	for i := range 2 {
+		if !in.TryAcquire() {
+			t.Fatalf("slot %d not granted", i)
+		}
 	}
 	if in.TryAcquire() {
 		t.Fatal("a third slot was granted past the cap")
