@@ -104,8 +104,8 @@ func serveFlags(fs *flag.FlagSet, c *config, getenv func(string) string) error {
 	}
 	integer(&c.MaxConns, "max-conns", 0, "cap on open connections; at the cap the longest-idle connection is closed, or a new one gets 503 (0: the descriptor limit less 64)")
 	integer(&c.MaxInflightAudits, "max-inflight-audits", api.DefaultMaxInflightAudits, "cap on concurrent /audit requests; past it a fast 503 with Retry-After")
-	integer(&c.UnpaidAuditsPerMinute, "unpaid-audits-per-minute", 60, "per client address: /audit calls without payment or house token per minute (0: no budget)")
-	integer(&c.UnpaidAuditBurst, "unpaid-audit-burst", 10, "per client address: unpaid /audit calls allowed at once")
+	integer(&c.UnpaidAuditsPerMinute, "unpaid-audits-per-minute", 120, "per client address: /audit calls without payment or house token per minute (0: no budget)")
+	integer(&c.UnpaidAuditBurst, "unpaid-audit-burst", 60, "per client address: unpaid /audit calls allowed at once")
 	dur(&c.StoreRetryAfter, "store-retry-after", api.DefaultRetryAfter, "Retry-After of a 503 when the store fails")
 	str(&c.CORSOrigins, "cors-origins", "", "comma-separated browser origins allowed to call the API (no CORS when empty)")
 	str(&c.MetricsAddr, "metrics-addr", "", "serve /metrics on this address only (default: on -addr)")
