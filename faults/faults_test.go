@@ -3,6 +3,7 @@
 package faults_test
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"io"
@@ -27,14 +28,14 @@ func TestKillUnderLoad(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			spec := b.spec(t)
 			dir := t.TempDir()
-			var ok, unknown int64
+			var ok, unknown, freeOK, freeUnknown int64
 			const kills, workers, perRound = 3, 6, 40
 			for round := range kills {
 				s := start(t, opts{store: spec, dir: dir})
 				var stop atomic.Bool
 				var roundOK atomic.Int64
 				var wg sync.WaitGroup
-				for range workers {
+				for w := range workers {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
@@ -49,6 +50,19 @@ func TestKillUnderLoad(t *testing.T) {
 								roundOK.Add(1)
 							default:
 								t.Errorf("round %d: audit answered %d", round, r.StatusCode)
+								return
+							}
+							// A free pre-check from an address of its own: one free-tier count each.
+							src := net.IPv4(127, byte(1+round), byte(1+w), byte(1+i))
+							code, err := s.precheckFrom(src)
+							switch {
+							case err != nil:
+								atomic.AddInt64(&freeUnknown, 1)
+								return
+							case code == 200:
+								atomic.AddInt64(&freeOK, 1)
+							default:
+								t.Errorf("round %d: precheck answered %d", round, code)
 								return
 							}
 						}
@@ -67,9 +81,18 @@ func TestKillUnderLoad(t *testing.T) {
 			}
 			s := start(t, opts{store: spec, dir: dir}) // the store opens after the last kill
 			s.kill()
-			rows := allLedger(t, openStore(t, spec))
+			st := openStore(t, spec)
+			rows := allLedger(t, st)
 			n := int64(len(rows))
-			t.Logf("%s: %d kills, %d answered 200, %d in flight at a kill, %d ledger rows", b.name, kills, ok, unknown, n)
+			tw, err := st.Tripwires(context.Background(), time.Now().Add(time.Hour), 48*time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: %d kills; audits: %d answered 200, %d in flight at a kill, %d ledger rows; pre-checks: %d answered 200, %d in flight, %d free-tier counts",
+				b.name, kills, ok, unknown, n, freeOK, freeUnknown, tw.FreeCalls)
+			if tw.FreeCalls < freeOK || tw.FreeCalls > freeOK+freeUnknown {
+				t.Fatalf("free-tier counts %d; %d pre-checks answered 200 and %d were in flight", tw.FreeCalls, freeOK, freeUnknown)
+			}
 			if n < ok || n > ok+unknown {
 				t.Fatalf("ledger has %d rows; %d audits answered 200 and %d were in flight", n, ok, unknown)
 			}

@@ -169,6 +169,24 @@ func (s *server) houseAudit() (*http.Response, []byte, error) {
 	return r, b, err
 }
 
+// precheckFrom sends one free pre-check from the loopback address src (the free tier is keyed by
+// the client address when the body names no caller).
+func (s *server) precheckFrom(src net.IP) (int, error) {
+	tr := &http.Transport{DisableKeepAlives: true,
+		DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: src}, Timeout: 5 * time.Second}).DialContext}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr, Timeout: 15 * time.Second}
+	r, err := c.Post(s.base+"/precheck", "application/json", strings.NewReader(export))
+	if err != nil {
+		return 0, err
+	}
+	defer r.Body.Close()
+	if _, err := io.ReadAll(r.Body); err != nil {
+		return 0, err
+	}
+	return r.StatusCode, nil
+}
+
 func (s *server) get(path string) (int, http.Header, []byte) {
 	s.t.Helper()
 	r, err := client.Get(s.base + path)
