@@ -20,5 +20,8 @@ go test -race -count=1 -timeout 15m ./...
 echo "== rules test (corpus re-pass, pin, coverage)"
 go run ./tools/rules test --coverage
 
+echo "== fault suite (kill -9, idle flood, store away and back, hung PostgreSQL)"
+SCOPE_HYGIENE_SERVICES_STARTED=1 scripts/faults.sh
+
 echo "== x402 end to end (node + LiteSVM)"
 scripts/x402-e2e.sh

@@ -21,6 +21,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/scopehygiene/scope-hygiene/server/freetier"
+	"github.com/scopehygiene/scope-hygiene/server/limit"
 	"github.com/scopehygiene/scope-hygiene/server/metrics"
 	"github.com/scopehygiene/scope-hygiene/server/sign"
 	"github.com/scopehygiene/scope-hygiene/server/siwx"
@@ -93,6 +94,18 @@ type Config struct {
 	ProofBudgetPerMinute int
 	// TrustProxy takes the client address from X-Forwarded-For (only behind a trusted proxy).
 	TrustProxy bool
+	// MaxInflightAudits caps concurrent /audit requests; past it the answer is a fast 503
+	// (DefaultMaxInflightAudits when 0).
+	MaxInflightAudits int
+	// UnpaidAuditsPerMinute is each client address's budget of /audit calls that carry neither
+	// a payment nor a house token, with UnpaidAuditBurst at once (0 disables the budget).
+	UnpaidAuditsPerMinute, UnpaidAuditBurst int
+	// RetryAfter is the Retry-After of a 503 for a failed store (DefaultRetryAfter when 0).
+	RetryAfter time.Duration
+	// CORSOrigins are the browser origins allowed to call the API (no CORS when empty).
+	CORSOrigins []string
+	// SeparateMetrics leaves /metrics off this handler (it is served on its own address).
+	SeparateMetrics bool
 }
 
 // Server is the HTTP service.
@@ -102,6 +115,9 @@ type Server struct {
 	gate     *freetier.Gate
 	criteria []byte
 	etag     string
+	ready    *readiness
+	inflight *limit.Inflight
+	unpaid   *limit.Budget
 	// prover and proofBudget check sign-in-with-x proofs of caller wallets (caller.go).
 	prover      *siwx.Prover
 	proofBudget *siwx.Budget
@@ -128,8 +144,17 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Payments == nil {
 		cfg.Payments = NoPayments{}
 	}
+	if cfg.MaxInflightAudits <= 0 {
+		cfg.MaxInflightAudits = DefaultMaxInflightAudits
+	}
+	if cfg.RetryAfter <= 0 {
+		cfg.RetryAfter = DefaultRetryAfter
+	}
 	perDay, minInterval := cfg.Criteria.FreeTier()
 	s := &Server{cfg: cfg, gate: &freetier.Gate{Store: cfg.Store, Limits: store.FreeLimits{PerDay: perDay, MinInterval: minInterval}, Now: cfg.Now}}
+	s.ready = newReadiness(cfg.Store, 2*time.Second)
+	s.inflight = limit.NewInflight(cfg.MaxInflightAudits)
+	s.unpaid = limit.NewBudget(cfg.UnpaidAuditsPerMinute, cfg.UnpaidAuditBurst, 100_000, cfg.Now)
 	if err := s.renderCriteria(); err != nil {
 		return nil, err
 	}
@@ -148,11 +173,22 @@ func New(cfg Config) (*Server, error) {
 		e.IPExtractor = echo.ExtractIPDirect()
 	}
 	e.Use(s.observe, s.recoverStatic)
-	e.GET("/criteria", s.getCriteria)
-	e.GET("/healthz", s.healthz)
-	e.GET("/metrics", echo.WrapHandler(cfg.Metrics.Handler()))
+	if len(cfg.CORSOrigins) > 0 {
+		e.Use(cors(cfg.CORSOrigins))
+	}
+	get := func(path string, h echo.HandlerFunc) {
+		e.GET(path, h)
+		e.HEAD(path, h) // net/http drops the body of a HEAD answer
+	}
+	get("/criteria", s.getCriteria)
+	get("/healthz", s.healthz)
+	get("/livez", s.livez)
+	get("/readyz", s.readyz)
+	if !cfg.SeparateMetrics {
+		get("/metrics", echo.WrapHandler(cfg.Metrics.Handler()))
+	}
 	e.POST("/precheck", s.precheck)
-	e.POST("/audit", s.audit)
+	e.POST("/audit", s.audit, s.shedAudit)
 	e.Any("/*", s.fallback)
 	s.e = e
 	return s, nil
@@ -215,6 +251,9 @@ func (s *Server) healthz(c echo.Context) error {
 const NotCovered = "NOT COVERED"
 
 func (s *Server) fallback(c echo.Context) error {
+	if ok, err := s.methodFallback(c); ok {
+		return err
+	}
 	if c.Request().Method == http.MethodPost {
 		c.Set(keyRoute, "not_covered")
 		return c.String(http.StatusNotFound, NotCovered)
@@ -231,7 +270,12 @@ func (s *Server) readBody(c echo.Context) ([]byte, error) {
 	}
 	body, err := io.ReadAll(io.LimitReader(c.Request().Body, int64(limit)+1))
 	if err != nil {
-		return nil, c.JSON(http.StatusBadRequest, map[string]string{"kind": "error", "error": "request body could not be read"})
+		// One static answer, and the request ends here: nothing is consumed.
+		c.Set(keyRule, "body_unreadable")
+		if err := c.JSON(http.StatusBadRequest, limitError(errBodyUnreadable)); err != nil {
+			return nil, err
+		}
+		return nil, errAnswered
 	}
 	if ref := s.cfg.Engine.CheckBodySize(len(body)); ref != nil {
 		return nil, s.refuse(c, ref)
@@ -287,7 +331,7 @@ func (s *Server) precheck(c echo.Context) error {
 	}
 	d, err := s.gate.Take(c.Request().Context(), caller, c.RealIP())
 	if err != nil {
-		return s.internal(c, "free-tier store failed")
+		return s.storeFailed(c, "free-tier store failed", err)
 	}
 	switch d.Outcome {
 	case store.FreeExhausted:
@@ -306,6 +350,9 @@ func (s *Server) precheck(c echo.Context) error {
 }
 
 func (s *Server) audit(c echo.Context) error {
+	if !s.unpaidBudget(c) {
+		return nil
+	}
 	body, err := s.readBody(c)
 	if err != nil {
 		return done(err)
@@ -367,7 +414,7 @@ func (s *Server) audit(c echo.Context) error {
 	}
 	settled = true // Settle owns the payment from here, whatever it returns
 	if err != nil {
-		return s.internal(c, "ledger write failed")
+		return s.storeFailed(c, "ledger write failed", err)
 	}
 	s.cfg.Metrics.Results.WithLabelValues(res.CriteriaRevision, store.OpAudit, payer).Inc()
 	if err := c.Blob(http.StatusOK, echo.MIMEApplicationJSON, doc); err != nil {

@@ -151,7 +151,7 @@ func TestRoutes(t *testing.T) {
 		{"not covered criteria", "POST", "/criteria", nil, nil, 404, "NOT COVERED", ""},
 		{"not covered nested", "POST", "/audit/extra", export(nil), nil, 404, "NOT COVERED", ""},
 		{"unknown GET", "GET", "/nope", nil, nil, 404, `{"error":"Not Found","kind":"error"}` + "\n", ""},
-		{"GET precheck", "GET", "/precheck", nil, nil, 404, "", ""},
+		{"GET precheck", "GET", "/precheck", nil, nil, 405, `{"error":"method not allowed","kind":"error"}` + "\n", ""},
 		{"forwarded address is not trusted", "POST", "/precheck", export(nil), map[string]string{"X-Forwarded-For": "198.51.100.7"}, 429, "", ""},
 		{"healthz", "GET", "/healthz", nil, nil, 200, `{"criteria_revision":"1.0.1","status":"ok"}` + "\n", ""},
 	}
@@ -193,7 +193,8 @@ func TestRoutes(t *testing.T) {
 	for _, want := range []string{
 		`scope_hygiene_http_requests_total{method="POST",route="/precheck",status="200"} 2`,
 		`scope_hygiene_http_requests_total{method="POST",route="not_covered",status="404"} 4`,
-		`scope_hygiene_http_requests_total{method="GET",route="unmatched",status="404"} 2`,
+		`scope_hygiene_http_requests_total{method="GET",route="unmatched",status="404"} 1`,
+		`scope_hygiene_http_requests_total{method="GET",route="/precheck",status="405"} 1`,
 		`scope_hygiene_refusals_total{rule="body_bytes_cap"} 2`,
 		`scope_hygiene_refusals_total{rule="free_tier_interval"} 3`,
 		`scope_hygiene_free_tier_refusals_total{status="429"} 3`,

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scopehygiene/scope-hygiene/server/api"
 	"github.com/scopehygiene/scope-hygiene/server/store"
 	"github.com/scopehygiene/scope-hygiene/server/store/postgres"
 	"github.com/scopehygiene/scope-hygiene/server/store/sqlite"
@@ -31,6 +32,14 @@ type config struct {
 	ShutdownTimeout  time.Duration
 	TrustProxy       bool
 	LogLevel         string
+	// Limits of the service (docs/api.md, Limits).
+	MaxConns              int
+	MaxInflightAudits     int
+	UnpaidAuditsPerMinute int
+	UnpaidAuditBurst      int
+	StoreRetryAfter       time.Duration
+	CORSOrigins           string
+	MetricsAddr           string
 	// PublicBaseURL is the service's public origin (absolute x402 resource.url, sign-in-with-x
 	// domain and uri).
 	PublicBaseURL string
@@ -89,6 +98,24 @@ func serveFlags(fs *flag.FlagSet, c *config, getenv func(string) string) error {
 	dur(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "graceful shutdown deadline")
 	boolean(&c.TrustProxy, "trust-proxy", false, "take the client address from X-Forwarded-For (free-tier key without caller); only behind a trusted proxy")
 	str(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	integer := func(p *int, name string, def int, help string) {
+		if v := getenv(envName(name)); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				errs = append(errs, envName(name)+": not a whole number")
+			} else {
+				def = n
+			}
+		}
+		fs.IntVar(p, name, def, help+" (env "+envName(name)+")")
+	}
+	integer(&c.MaxConns, "max-conns", 0, "cap on open connections; at the cap the longest-idle connection is closed, or a new one gets 503 (0: the descriptor limit less 64)")
+	integer(&c.MaxInflightAudits, "max-inflight-audits", api.DefaultMaxInflightAudits, "cap on concurrent /audit requests; past it a fast 503 with Retry-After")
+	integer(&c.UnpaidAuditsPerMinute, "unpaid-audits-per-minute", 120, "per client address: /audit calls without payment or house token per minute (0: no budget)")
+	integer(&c.UnpaidAuditBurst, "unpaid-audit-burst", 60, "per client address: unpaid /audit calls allowed at once")
+	dur(&c.StoreRetryAfter, "store-retry-after", api.DefaultRetryAfter, "Retry-After of a 503 when the store fails")
+	str(&c.CORSOrigins, "cors-origins", "", "comma-separated browser origins allowed to call the API (no CORS when empty)")
+	str(&c.MetricsAddr, "metrics-addr", "", "serve /metrics on this address only (default: on -addr)")
 	str(&c.PublicBaseURL, "public-base-url", "", "public origin of the service, e.g. https://audit.example.com (absolute x402 resource.url and sign-in-with-x uri; default http://<request Host>, for local use)")
 	str(&c.ProofKeyFile, "siwx-key-file", "var/siwx.key", "HMAC key of sign-in-with-x nonces (hex, >= 32 bytes), shared by replicas; generated when missing; env SCOPE_HYGIENE_SIWX_KEY also works")
 	budget := 30
@@ -124,6 +151,19 @@ func (c *config) loadHouseToken() error {
 	return nil
 }
 
+// MinHouseTokenBytes is the shortest house token serve accepts: a bearer that unlocks free
+// audits must not be guessable.
+const MinHouseTokenBytes = 32
+
+// checkHouseToken refuses a configured house token shorter than MinHouseTokenBytes.
+func (c *config) checkHouseToken() error {
+	if c.HouseToken != "" && len(c.HouseToken) < MinHouseTokenBytes {
+		return fmt.Errorf("house token is %d bytes; at least %d are required (or leave it unset to disable house audits)",
+			len(c.HouseToken), MinHouseTokenBytes)
+	}
+	return nil
+}
+
 // openStore opens the configured backend.
 func openStore(ctx context.Context, spec string) (store.Store, error) {
 	switch {
@@ -133,6 +173,15 @@ func openStore(ctx context.Context, spec string) (store.Store, error) {
 		return postgres.Open(ctx, spec)
 	}
 	return nil, fmt.Errorf("store: want sqlite:<file> or a postgres:// URL")
+}
+
+// openExistingStore opens the configured backend for an operator command: a SQLite file that
+// does not exist is an error, never a new empty ledger.
+func openExistingStore(ctx context.Context, spec string) (store.Store, error) {
+	if strings.HasPrefix(spec, "sqlite:") {
+		return sqlite.OpenExisting(ctx, strings.TrimPrefix(spec, "sqlite:"))
+	}
+	return openStore(ctx, spec)
 }
 
 // storeFlag declares only the store flag (for the ledger command).

@@ -41,7 +41,7 @@ func TestEndToEnd(t *testing.T) {
 	var logs bytes.Buffer
 	cmd := exec.Command(bin, "serve", "-addr", addr)
 	cmd.Dir = work
-	cmd.Env = append(os.Environ(), "SCOPE_HYGIENE_HOUSE_TOKEN=e2e-house", "SCOPE_HYGIENE_STORE=", "SCOPE_HYGIENE_KEY_FILE=")
+	cmd.Env = append(os.Environ(), "SCOPE_HYGIENE_HOUSE_TOKEN=e2e-house-token-at-least-32-bytes-long", "SCOPE_HYGIENE_STORE=", "SCOPE_HYGIENE_KEY_FILE=")
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -124,7 +124,7 @@ func TestEndToEnd(t *testing.T) {
 	if st, b := do("POST", "/audit", exp, nil); st != 402 || !bytes.Contains(b, []byte(`"usdc_units":50000`)) {
 		t.Fatalf("unpaid audit: %d %s", st, b)
 	}
-	st, rep := do("POST", "/audit", exp, map[string]string{"Authorization": "Bearer e2e-house"})
+	st, rep := do("POST", "/audit", exp, map[string]string{"Authorization": "Bearer e2e-house-token-at-least-32-bytes-long"})
 	if st != 200 {
 		t.Fatalf("house audit: %d %s", st, rep)
 	}

@@ -67,7 +67,7 @@ func ledger(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	st, err := openStore(ctx, spec)
+	st, err := openExistingStore(ctx, spec)
 	if err != nil {
 		fmt.Fprintln(stderr, "ledger:", err)
 		return 1

@@ -151,7 +151,7 @@ func openLedgerStore(ctx context.Context, fs *flag.FlagSet, spec *string, args [
 	if err := fs.Parse(args); err != nil {
 		return nil, 2
 	}
-	st, err := openStore(ctx, *spec)
+	st, err := openExistingStore(ctx, *spec)
 	if err != nil {
 		fmt.Fprintln(stderr, "ledger:", err)
 		return nil, 1

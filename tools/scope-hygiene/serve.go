@@ -21,6 +21,7 @@ import (
 	"github.com/scopehygiene/scope-hygiene/rules"
 	"github.com/scopehygiene/scope-hygiene/server/api"
 	"github.com/scopehygiene/scope-hygiene/server/engine"
+	"github.com/scopehygiene/scope-hygiene/server/limit"
 	"github.com/scopehygiene/scope-hygiene/server/metrics"
 	"github.com/scopehygiene/scope-hygiene/server/sign"
 	"github.com/scopehygiene/scope-hygiene/server/store"
@@ -67,6 +68,19 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 	if err := c.loadHouseToken(); err != nil {
 		return err
 	}
+	if err := c.checkHouseToken(); err != nil {
+		return err
+	}
+	maxConns, err := connCap(c.MaxConns)
+	if err != nil {
+		return err
+	}
+	// The store first: one that does not answer fails the start within seconds.
+	st, err := openStore(ctx, c.Store)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
 	ps, err := loadCriteria(c.CriteriaFile)
 	if err != nil {
 		return err
@@ -83,11 +97,6 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 	if err != nil {
 		return err
 	}
-	st, err := openStore(ctx, c.Store)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
 	signer, created, err := sign.LoadOrCreateKey(c.KeyFile)
 	if err != nil {
 		return err
@@ -124,7 +133,9 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 	}
 	m.RegisterTripwires(st, 30*24*time.Hour, 2*time.Second, time.Now)
 	srv, err := api.New(api.Config{Criteria: ps, Document: doc, Engine: engine.Engine{PS: ps}, Store: st,
-		Signer: signer, Payments: pay, PriceStatus: ps.Criteria().Price.Status, HouseToken: c.HouseToken, PublicBaseURL: c.PublicBaseURL, ProofKey: proofKey, ProofBudgetPerMinute: c.ProofBudget, Logger: logger, Metrics: m, TrustProxy: c.TrustProxy})
+		Signer: signer, Payments: pay, PriceStatus: ps.Criteria().Price.Status, HouseToken: c.HouseToken, PublicBaseURL: c.PublicBaseURL, ProofKey: proofKey, ProofBudgetPerMinute: c.ProofBudget, Logger: logger, Metrics: m, TrustProxy: c.TrustProxy,
+		MaxInflightAudits: c.MaxInflightAudits, UnpaidAuditsPerMinute: c.UnpaidAuditsPerMinute, UnpaidAuditBurst: c.UnpaidAuditBurst,
+		RetryAfter: c.StoreRetryAfter, CORSOrigins: splitList(c.CORSOrigins), SeparateMetrics: c.MetricsAddr != ""})
 	if err != nil {
 		return err
 	}
@@ -132,7 +143,10 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	conns := limit.NewConns(maxConns, shedResponse, nil)
+	ln = conns.Listener(ln)
 	hs := &http.Server{
+		ConnState:         conns.ConnState,
 		Handler:           withTimeout(srv.Handler(), c.RequestTimeout),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       c.RequestTimeout,
@@ -143,10 +157,24 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 	}
 	logger.Info("serving", "addr", ln.Addr().String(), "criteria_id", ps.ID(), "criteria_revision", ps.Revision(),
 		"criteria_digest", ps.Digest(), "key_id", signer.KeyID(), "house_audits", c.HouseToken != "")
+	errc := make(chan error, 2)
+	var ms *http.Server
+	if c.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", c.MetricsAddr)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("listen for metrics: %w", err)
+		}
+		ms = &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 60 * time.Second}
+		logger.Info("serving metrics", "addr", mln.Addr().String())
+		go func() { errc <- ms.Serve(mln) }()
+		defer ms.Close()
+	}
+	logger.Info("limits", "max_conns", maxConns, "max_inflight_audits", c.MaxInflightAudits,
+		"unpaid_audits_per_minute", c.UnpaidAuditsPerMinute, "unpaid_audit_burst", c.UnpaidAuditBurst)
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
-	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:

@@ -8,6 +8,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -36,16 +37,52 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, errors.New("postgres: invalid connection string") // the DSN may carry a password
 	}
+	applyTimeouts(cfg)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect: %w", err)
 	}
 	s := &Store{pool: pool}
-	if err := s.migrate(ctx); err != nil {
+	// Start-up is bounded: a server that accepts and never answers fails the start, not hangs it.
+	sctx, cancel := context.WithTimeout(ctx, StartTimeout)
+	defer cancel()
+	if err := s.migrate(sctx); err != nil {
 		pool.Close()
+		if sctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("postgres: the store did not answer within %s at %s:%d: %w",
+				StartTimeout, cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
+		}
 		return nil, err
 	}
 	return s, nil
+}
+
+// Timeouts of every connection unless the connection string sets its own.
+const (
+	// StartTimeout bounds connecting and migrating at start.
+	StartTimeout = 5 * time.Second
+	// ConnectTimeout bounds one connection attempt (TCP, TLS and the start-up exchange).
+	ConnectTimeout = 3 * time.Second
+	// StatementTimeout bounds one statement on the server.
+	StatementTimeout = 5 * time.Second
+)
+
+// applyTimeouts sets the connect and statement timeouts the connection string leaves unset, so
+// a store that stops answering fails a request instead of holding it.
+func applyTimeouts(cfg *pgxpool.Config) {
+	if cfg.ConnConfig.ConnectTimeout == 0 || cfg.ConnConfig.ConnectTimeout > ConnectTimeout {
+		cfg.ConnConfig.ConnectTimeout = ConnectTimeout
+	}
+	rp := cfg.ConnConfig.RuntimeParams
+	if rp["statement_timeout"] == "" {
+		rp["statement_timeout"] = strconv.FormatInt(StatementTimeout.Milliseconds(), 10)
+	}
+	if rp["lock_timeout"] == "" {
+		rp["lock_timeout"] = strconv.FormatInt(StatementTimeout.Milliseconds(), 10)
+	}
+	if rp["idle_in_transaction_session_timeout"] == "" {
+		rp["idle_in_transaction_session_timeout"] = strconv.FormatInt(2*StatementTimeout.Milliseconds(), 10)
+	}
 }
 
 func (s *Store) migrate(ctx context.Context) error {

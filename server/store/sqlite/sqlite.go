@@ -31,6 +31,21 @@ var _ store.Store = (*Store)(nil)
 
 // Open opens (creating if needed) the database file at path and applies pending migrations.
 func Open(ctx context.Context, path string) (*Store, error) {
+	return open(ctx, path, true)
+}
+
+// OpenExisting opens the database file at path only if it exists (operator commands must not
+// create an empty ledger in the wrong folder).
+func OpenExisting(ctx context.Context, path string) (*Store, error) {
+	return open(ctx, path, false)
+}
+
+func open(ctx context.Context, path string, create bool) (*Store, error) {
+	if !create {
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("sqlite: no store at %s (nothing was created)", path)
+		}
+	}
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("sqlite: create directory: %w", err)
@@ -39,7 +54,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(NORMAL)")
+	// FULL: a committed ledger, settlement or free-tier write is on disk before the answer
+	// (NORMAL in WAL mode can lose the last commits when the host or filesystem fails).
+	q.Add("_pragma", "synchronous(FULL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Set("_txlock", "immediate")
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
