@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"github.com/scopehygiene/scope-hygiene/server/siwx"
 	"io"
 	"net/http/httptest"
 	"os"
@@ -167,7 +168,7 @@ func TestBodyReadErrorEndsTheRequest(t *testing.T) {
 		t.Run(path, func(t *testing.T) {
 			h := newHarness(t, sqliteStore(t))
 			req := httptest.NewRequest("POST", path, nil)
-			req.Body = io.NopCloser(&failingReader{b: export(map[string]any{"caller": wallet})})
+			req.Body = io.NopCloser(&failingReader{b: export(nil)})
 			req.ContentLength = -1
 			rec := httptest.NewRecorder()
 			h.srv.Handler().ServeHTTP(rec, req)
@@ -179,7 +180,7 @@ func TestBodyReadErrorEndsTheRequest(t *testing.T) {
 				t.Fatal("the read error's text reached the log")
 			}
 			// Nothing was consumed: the caller's free call is still there.
-			if r := h.do("POST", "/precheck", export(map[string]any{"caller": wallet}), nil); r.Status != 200 {
+			if r := h.do("POST", "/precheck", export(nil), nil); r.Status != 200 {
 				t.Fatalf("precheck after a failed read: %d %s", r.Status, r.Body)
 			}
 		})
@@ -241,6 +242,14 @@ func TestUnpaidAuditBudget(t *testing.T) {
 type downStore struct {
 	store.Store
 	down atomic.Bool
+}
+
+// ConsumeNonce keeps the sign-in-with-x nonce table of the store under test.
+func (d *downStore) ConsumeNonce(ctx context.Context, n string, now time.Time) (bool, error) {
+	if d.down.Load() {
+		return false, errDown
+	}
+	return d.Store.(siwx.NonceStore).ConsumeNonce(ctx, n, now)
 }
 
 var errDown = errors.New("connection refused " + canaryContent)
