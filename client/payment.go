@@ -18,7 +18,7 @@ import (
 
 // The compute budget the x402 reference client (@x402/svm 2.27) sets on an exact payment.
 const (
-	computeUnitLimit  uint32 = 20000
+	computeUnitLimit   uint32 = 20000
 	microLamportsPerCU uint64 = 1
 )
 
