@@ -80,8 +80,14 @@ type Client struct {
 	HTTP *http.Client
 	// Wallet proves the caller and pays. Nil means: no proof, no payment.
 	Wallet solana.PrivateKey
-	// Chain reads the mint and a recent blockhash for a payment (nil: no payment possible).
+	// Chain reads the mint and a recent blockhash for a payment. When nil, ChainFor picks one
+	// for the network the 402 names.
 	Chain ChainRPC
+	// ChainFor returns the chain reader for a CAIP-2 network (nil: that network is not payable).
+	ChainFor func(network string) ChainRPC
+	// SpendDecimals are the decimals MaxSpendUnits counts in: a 402 in an asset with other
+	// decimals is refused before signing (0: not checked).
+	SpendDecimals uint8
 	// MaxSpendUnits is the most this client pays for one call, in the asset's smallest units.
 	// A 402 asking more is refused before anything is signed.
 	MaxSpendUnits uint64
@@ -308,11 +314,16 @@ func (c *Client) Audit(ctx context.Context, body []byte) (*Result, error) {
 		return nil, &Error{Kind: KindSpendCap, Status: a.status,
 			Msg: fmt.Sprintf("client: the price %d units is over the spend cap %d units; nothing was signed", offer.Units, c.MaxSpendUnits)}
 	}
-	if c.Wallet == nil || c.Chain == nil {
-		return nil, &Error{Kind: KindPayment, Msg: "client: paying needs -wallet and -rpc"}
+	chain := c.Chain
+	if chain == nil && c.ChainFor != nil {
+		chain = c.ChainFor(offer.Network)
 	}
+	if c.Wallet == nil || chain == nil {
+		return nil, &Error{Kind: KindPayment, Msg: "client: paying needs -wallet and a Solana RPC for the network (-rpc)"}
+	}
+	offer.Decimals = c.SpendDecimals
 	res := pr.Resource
-	payload, err := BuildPayment(ctx, c.Chain, offer, c.Wallet, &res)
+	payload, err := BuildPayment(ctx, chain, offer, c.Wallet, &res)
 	if err != nil {
 		return nil, &Error{Kind: KindTransport, Msg: err.Error()}
 	}

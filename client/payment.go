@@ -34,6 +34,8 @@ type Offer struct {
 	Requirements
 	// Units is the amount in the asset's smallest units.
 	Units uint64
+	// Decimals, when not 0, are the decimals the mint must have (the caller's cap counts in them).
+	Decimals uint8
 }
 
 // ErrNoOffer is returned when a 402 offers no scheme this client pays (exact on Solana).
@@ -86,6 +88,9 @@ func BuildPayment(ctx context.Context, chain ChainRPC, o *Offer, payer solana.Pr
 		return nil, errors.New("client: the asset account is not a mint")
 	}
 	decimals := data[44]
+	if o.Decimals != 0 && decimals != o.Decimals {
+		return nil, fmt.Errorf("client: the asset has %d decimals, the spend cap counts in %d; nothing was signed", decimals, o.Decimals)
+	}
 	blockhash, err := recentBlockhash(ctx, chain, o)
 	if err != nil {
 		return nil, err
