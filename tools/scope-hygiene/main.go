@@ -5,6 +5,7 @@
 //	scope-hygiene verify   check a saved signed result against the published key
 //	scope-hygiene ledger   print the ledger rows (JSON lines) or the tripwire figures
 //	scope-hygiene client   a caller: pre-check, or pay for an audit and verify the signed report
+//	scope-hygiene dev-chain  a local Solana (LiteSVM) and the service paid on it, for one machine
 package main
 
 import (
@@ -24,6 +25,7 @@ commands:
   ledger   print the ledger as JSON lines, or the tripwire figures: scope-hygiene ledger [-tripwires]
            ledger reconcile-cad -rates <csv> | ledger refund (-id N | -tx SIG) | ledger tripwires [-window-days 30]
   client   a caller: scope-hygiene client precheck FILE | client audit FILE -wallet KEY.json (client -h)
+  dev-chain  a local Solana (LiteSVM) with a funded payer, and serve paid on it (scripts/dev-chain.sh)
 `
 
 func main() {
@@ -46,6 +48,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ledger(ctx, args[1:], stdout, stderr)
 	case "client":
 		return clientCmd(ctx, args[1:], stdout, stderr)
+	case "dev-chain":
+		return devChain(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
