@@ -71,9 +71,9 @@ func ParseGate(s string) (*Gate, error) {
 	if strings.ContainsAny(num, "<>=") {
 		return nil, errors.New("fail-on: one comparison at a time")
 	}
-	th, ok := new(big.Rat).SetString(num)
-	if !ok || num == "" {
-		return nil, errors.New("fail-on: the threshold must be a number")
+	th, ok := decimal(num)
+	if !ok {
+		return nil, errors.New("fail-on: the threshold must be a plain decimal number, e.g. 0 or 0.05")
 	}
 	path := name
 	if p, ok := gateFigures[name]; ok {
@@ -143,15 +143,40 @@ func (g *Gate) Check(report []byte) (*Outcome, error) {
 	return &Outcome{Value: v.RatString(), Crossed: crossed}, nil
 }
 
+// decimal parses a plain decimal (digits, one optional point and sign; no exponent, at most 40
+// characters), so no input can make the parser build a huge number.
+func decimal(s string) (*big.Rat, bool) {
+	if s == "" || len(s) > 40 {
+		return nil, false
+	}
+	digits, point := 0, false
+	for i, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			digits++
+		case r == '.' && !point:
+			point = true
+		case r == '-' && i == 0:
+		default:
+			return nil, false
+		}
+	}
+	if digits == 0 {
+		return nil, false
+	}
+	return new(big.Rat).SetString(s)
+}
+
 // figure reads an integer, or a rate object {numerator, denominator}, exactly.
 func figure(raw json.RawMessage) (*big.Rat, error) {
 	var n json.Number
 	d := json.NewDecoder(strings.NewReader(string(raw)))
 	d.UseNumber()
 	if d.Decode(&n) == nil {
-		if r, ok := new(big.Rat).SetString(n.String()); ok {
+		if r, ok := decimal(n.String()); ok {
 			return r, nil
 		}
+		return nil, errors.New("fail-on: the member is not a plain decimal number")
 	}
 	var rate struct {
 		Numerator   *int64 `json:"numerator"`

@@ -63,3 +63,13 @@ func TestParseGateRefusesCombinations(t *testing.T) {
 		}
 	}
 }
+
+func TestGateRefusesExponents(t *testing.T) {
+	if _, err := ParseGate("undeclared>1e999999999"); err == nil {
+		t.Fatal("an exponent threshold was accepted")
+	}
+	g, _ := ParseGate("undeclared>0")
+	if _, err := g.Check([]byte(`{"factors":{"cross_scope_clusters":{"status":"ASSESSABLE","undeclared":1e999999999}}}`)); err == nil {
+		t.Fatal("an exponent figure was accepted")
+	}
+}
