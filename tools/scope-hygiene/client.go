@@ -67,6 +67,10 @@ type clientOpts struct {
 }
 
 func clientCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help") {
+		fmt.Fprint(stdout, clientUsage)
+		return exitOK
+	}
 	if len(args) == 0 || (args[0] != "precheck" && args[0] != "audit") {
 		fmt.Fprint(stderr, clientUsage)
 		return exitUsage
