@@ -393,6 +393,37 @@ func (r *clientRun) save(doc, criteria []byte) error {
 	return nil
 }
 
+// factorFigures are the words of each factor's figures in the summary, with the report members
+// they read in order.
+var factorFigures = map[string]struct {
+	format  string
+	members []string
+}{
+	"scope_presence":       {"%d of %d eligible records scoped, %d distinct scopes", []string{"scoped", "eligible", "distinct_scopes"}},
+	"unscoped_rate":        {"%d of %d eligible records unscoped", []string{"unscoped", "eligible"}},
+	"cross_scope_clusters": {"%d candidate clusters: %d undeclared, %d marked shared, %d ambiguous", []string{"candidate", "undeclared", "marked_shared", "ambiguous"}},
+	"scope_conflicts":      {"%d conflicts", []string{"conflicts"}},
+	"duplicates":           {"%d excess duplicates among %d live records", []string{"excess", "live"}},
+}
+
+// factorFigureWords renders an ASSESSABLE factor's counts ("" when the document does not carry them, as
+// in a pre-check result).
+func factorFigureWords(factor string, m map[string]json.RawMessage) string {
+	ff, ok := factorFigures[factor]
+	if !ok {
+		return ""
+	}
+	args := make([]any, len(ff.members))
+	for i, k := range ff.members {
+		var n int64
+		if json.Unmarshal(m[k], &n) != nil {
+			return ""
+		}
+		args[i] = n
+	}
+	return ", " + fmt.Sprintf(ff.format, args...)
+}
+
 // printSummary prints, for people, what was verified and paid and each factor's status, one by
 // one. A NOT ASSESSABLE factor is printed with its reason, never as a number.
 func (r *clientRun) printSummary(doc []byte, pub ed25519.PublicKey) {
@@ -420,7 +451,7 @@ func (r *clientRun) printSummary(doc []byte, pub ed25519.PublicKey) {
 			json.Unmarshal(m["status"], &status)
 			json.Unmarshal(m["reason"], &reason)
 			if status == "ASSESSABLE" {
-				fmt.Fprintf(tw, "%s\t%s\n", f, status)
+				fmt.Fprintf(tw, "%s\t%s%s\n", f, status, factorFigureWords(f, m))
 			} else {
 				fmt.Fprintf(tw, "%s\t%s: %s\n", f, status, reason)
 			}

@@ -261,13 +261,8 @@ func runDevChain(ctx context.Context, o devChainOpts, stdout, stderr io.Writer) 
 	}
 	out := filepath.Join(filepath.Dir(rel("x")), "..", "report.json")
 	out = filepath.ToSlash(filepath.Clean(out))
-	base := "http://" + addr
-	flagURL := ""
-	if base != "http://127.0.0.1:8080" {
-		flagURL = " -url " + base
-	}
-	fmt.Fprintf(stdout, "go run ./tools/scope-hygiene client audit%s -rpc %s -wallet %s -o %s %s\n",
-		flagURL, rpcURL, rel("payer.json"), out, rel("export.json"))
+	fmt.Fprintf(stdout, "go run ./tools/scope-hygiene client audit -url %s -rpc %s -wallet %s -o %s %s\n",
+		"http://"+addr, rpcURL, rel("payer.json"), out, rel("export.json"))
 	fmt.Fprintf(stdout, "go run ./tools/scope-hygiene verify -key %s %s\n",
 		strings.TrimSuffix(out, ".json")+".criteria.json", out)
 	if err := srv.Wait(); err != nil && ctx.Err() == nil {
