@@ -97,6 +97,12 @@ type Client struct {
 	PendingFor time.Duration
 	// Sleep waits between resume attempts (default: a context-aware timer).
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Payment, when set, is a PAYMENT-SIGNATURE header sent before (from OnPayment): Audit re-sends
+	// it with the same export to collect a report already paid for, and builds no new payment.
+	Payment string
+	// OnPayment receives the PAYMENT-SIGNATURE header before it is first sent, so a caller can keep
+	// it and resume if the answer is lost (it holds the signed transfer, never export content).
+	OnPayment func(header string) error
 }
 
 // maxAnswerBytes bounds any answer the client reads.
@@ -276,6 +282,21 @@ func (c *Client) Precheck(ctx context.Context, body []byte) (*Result, error) {
 // follows a pending settlement (202, or a 503 naming a broadcast transaction) with the payer's
 // resume proof until the report arrives or PendingFor ends.
 func (c *Client) Audit(ctx context.Context, body []byte) (*Result, error) {
+	if c.Payment != "" {
+		var p PaymentPayload
+		if decodeHeader(c.Payment, &p) != nil || p.X402Version != 2 {
+			return nil, &Error{Kind: KindPayment, Msg: "client: the saved payment is not a PAYMENT-SIGNATURE header"}
+		}
+		c.progress("audit: re-sending the saved payment (%d bytes of export) to collect the report it paid for", len(body))
+		out, err := c.settle(ctx, body, c.Payment)
+		if out != nil {
+			out.Network, out.Asset = p.Accepted.Network, p.Accepted.Asset
+			if n, err := strconv.ParseUint(p.Accepted.Amount, 10, 64); err == nil {
+				out.Units = n
+			}
+		}
+		return out, err
+	}
 	c.progress("audit: sending %d bytes unpaid to read the price", len(body))
 	a, err := c.do(ctx, http.MethodPost, "/audit", body, nil)
 	if err != nil {
@@ -332,6 +353,11 @@ func (c *Client) Audit(ctx context.Context, body []byte) (*Result, error) {
 		return nil, &Error{Kind: KindPayment, Msg: "client: encode PAYMENT-SIGNATURE"}
 	}
 	c.progress("pay: signed a transfer of %d units from %s (fee payer %s)", offer.Units, c.Wallet.PublicKey(), offer.extraString("feePayer"))
+	if c.OnPayment != nil {
+		if err := c.OnPayment(header); err != nil {
+			return nil, &Error{Kind: KindPayment, Msg: "client: the payment could not be kept for a resume; nothing was sent"}
+		}
+	}
 	out, err := c.settle(ctx, body, header)
 	if out != nil {
 		out.Units, out.Network, out.Asset = offer.Units, offer.Network, offer.Asset

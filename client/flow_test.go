@@ -302,6 +302,31 @@ func TestAuditFollowsPendingWithThePayerProof(t *testing.T) {
 			t.Fatalf("err %v", err)
 		}
 	})
+	t.Run("kept_payment_collects_later_without_paying_again", func(t *testing.T) {
+		s := newContractServer(t, 1000, 0)
+		cl, _ := s.client(seedKey(7))
+		cl.PendingFor = time.Nanosecond
+		kept := ""
+		cl.OnPayment = func(h string) error { kept = h; return nil }
+		if _, err := cl.Audit(context.Background(), body); err == nil || kept == "" {
+			t.Fatalf("first run: %v, kept %d bytes", err, len(kept))
+		}
+		s.mu.Lock()
+		s.pending = 1 // settled meanwhile: one more 202, then the report
+		s.mu.Unlock()
+		again, lines := s.client(seedKey(7))
+		again.Chain = nil // no chain: a new payment could not even be built
+		again.Payment = kept
+		res, err := again.Audit(context.Background(), body)
+		if err != nil || res.Settlement == nil || res.Settlement.Transaction != s.lastTx || res.Units != 50000 {
+			t.Fatalf("resume with the kept payment: %v %+v\n%s", err, res, strings.Join(*lines, "\n"))
+		}
+		for _, l := range *lines {
+			if strings.Contains(l, "402") || strings.Contains(l, "pay: signed") {
+				t.Fatalf("the resume paid again: %s", l)
+			}
+		}
+	})
 	t.Run("spend_cap_signs_nothing", func(t *testing.T) {
 		s := newContractServer(t, 0, 0)
 		cl, _ := s.client(seedKey(7))

@@ -61,7 +61,7 @@ flags:
 `
 
 type clientOpts struct {
-	url, wallet, rpcURL, out, from, failOn, maxSpend string
+	url, wallet, rpcURL, out, from, failOn, maxSpend, payment string
 	fullText, jsonOut                                bool
 	pendingFor                                       time.Duration
 }
@@ -93,6 +93,7 @@ func clientCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.StringVar(&o.failOn, "fail-on", "", "audit: exit 1 when one figure crosses your threshold, e.g. undeclared>0 (one factor at a time; figures: "+strings.Join(client.GateNames(), ", ")+", or factor.member)")
 	fs.StringVar(&o.maxSpend, "max-spend", "0.05", "the most one audit may cost, in USDC; a 402 asking more is refused before signing")
 	fs.DurationVar(&o.pendingFor, "pending-for", 2*time.Minute, "how long to follow a pending settlement before giving up (the transaction id is printed)")
+	fs.StringVar(&o.payment, "payment", "", "audit: re-send a payment kept from an earlier run (<o>.payment) to collect the report it paid for, without paying again")
 	fs.BoolVar(&o.jsonOut, "json", false, "print one JSON object on stdout (for machines)")
 	// Accept flags after the file names too ("audit export.json -wallet k.json").
 	var files []string
@@ -262,6 +263,26 @@ func (r *clientRun) run(ctx context.Context, files []string) int {
 		c.Wallet = w
 		r.progress("wallet " + w.PublicKey().String())
 	}
+	// The signed payment is kept beside the result before it is sent, so a lost answer can be
+	// collected with -payment (the same export, within the service's resume window).
+	c.OnPayment = func(header string) error {
+		p := r.outPath() + ".payment"
+		if err := os.WriteFile(p, []byte(header+"\n"), 0o600); err != nil {
+			return err
+		}
+		r.progress("kept the signed payment in " + p + " (re-send it with -payment if the answer is lost)")
+		return nil
+	}
+	if o.payment != "" {
+		if r.op != "audit" {
+			return r.finish(exitUsage, errors.New("-payment applies to audit"))
+		}
+		b, err := os.ReadFile(o.payment)
+		if err != nil {
+			return r.finish(exitUsage, fmt.Errorf("read the kept payment: %w", err))
+		}
+		c.Payment = strings.TrimSpace(string(b))
+	}
 	c.ChainFor = func(network string) client.ChainRPC {
 		if o.rpcURL != "" {
 			return rpc.New(o.rpcURL)
@@ -376,11 +397,15 @@ func packNative(src pack.Source, files []string, hashOnly bool) ([]byte, int, er
 }
 
 // save writes the signed result byte for byte, and the /criteria document beside it.
-func (r *clientRun) save(doc, criteria []byte) error {
-	out := r.o.out
-	if out == "" {
-		out = "scope-hygiene-" + r.op + ".json"
+func (r *clientRun) outPath() string {
+	if r.o.out != "" {
+		return r.o.out
 	}
+	return "scope-hygiene-" + r.op + ".json"
+}
+
+func (r *clientRun) save(doc, criteria []byte) error {
+	out := r.outPath()
 	crit := strings.TrimSuffix(out, ".json") + ".criteria.json"
 	if err := os.WriteFile(out, doc, 0o644); err != nil {
 		return fmt.Errorf("save result: %w", err)

@@ -261,6 +261,19 @@ func TestDevChainReadmeAndClient(t *testing.T) {
 		if before-after != 50000 {
 			t.Fatalf("payer paid %d units, want 50000", before-after)
 		}
+		// The kept payment, re-sent after its report was delivered, is not charged again.
+		if _, err := os.Stat(filepath.Join(tmp, "gate.json.payment")); err != nil {
+			t.Fatalf("the signed payment was not kept: %v", err)
+		}
+		r = s.client(t, append(common, "-json", "-payment", "gate.json.payment", "-o", "again.json", export)...)
+		sum = clientSummary{}
+		json.Unmarshal([]byte(r.stdout), &sum)
+		if r.code != exitPayment || sum.Error == nil || sum.Error.Rule != "duplicate_settlement" {
+			t.Fatalf("re-sent delivered payment: exit %d %+v\n%s", r.code, sum.Error, r.stderr)
+		}
+		if again, _ := strconv.Atoi(s.payerUSDC(t, payer)); again != after {
+			t.Fatalf("payer USDC %d -> %d on a re-sent payment", after, again)
+		}
 		r = s.client(t, append(common, "-fail-on", "conflicts>0", "-o", "gate2.json", export)...)
 		if r.code != exitNotAssessable || !strings.Contains(r.stdout, "NOT ASSESSABLE, no figure to compare") {
 			t.Fatalf("NOT ASSESSABLE gate: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
