@@ -62,8 +62,8 @@ flags:
 
 type clientOpts struct {
 	url, wallet, rpcURL, out, from, failOn, maxSpend, payment string
-	fullText, jsonOut                                bool
-	pendingFor                                       time.Duration
+	fullText, jsonOut                                         bool
+	pendingFor                                                time.Duration
 }
 
 func clientCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
