@@ -83,6 +83,8 @@ type Config struct {
 	Now func() time.Time
 	// TrustProxy takes the client address from X-Forwarded-For (only behind a trusted proxy).
 	TrustProxy bool
+	// Page serves the web page at "/" and its files under "/assets/" (none when nil).
+	Page http.Handler
 }
 
 // Server is the HTTP service.
@@ -135,6 +137,10 @@ func New(cfg Config) (*Server, error) {
 	e.GET("/metrics", echo.WrapHandler(cfg.Metrics.Handler()))
 	e.POST("/precheck", s.precheck)
 	e.POST("/audit", s.audit)
+	if cfg.Page != nil {
+		e.GET("/", echo.WrapHandler(cfg.Page))
+		e.GET("/assets/*", echo.WrapHandler(cfg.Page))
+	}
 	e.Any("/*", s.fallback)
 	s.e = e
 	return s, nil

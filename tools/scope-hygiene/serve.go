@@ -21,6 +21,7 @@ import (
 	"github.com/scopehygiene/scope-hygiene/server/engine"
 	"github.com/scopehygiene/scope-hygiene/server/metrics"
 	"github.com/scopehygiene/scope-hygiene/server/sign"
+	"github.com/scopehygiene/scope-hygiene/web"
 )
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -98,7 +99,8 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 	m := metrics.New()
 	m.RegisterTripwires(st, 30*24*time.Hour, 2*time.Second, time.Now)
 	srv, err := api.New(api.Config{Criteria: ps, Document: doc, Engine: engine.Engine{PS: ps}, Store: st,
-		Signer: signer, Payments: pay, PriceStatus: ps.Criteria().Price.Status, HouseToken: c.HouseToken, Logger: logger, Metrics: m, TrustProxy: c.TrustProxy})
+		Signer: signer, Payments: pay, PriceStatus: ps.Criteria().Price.Status, HouseToken: c.HouseToken, Logger: logger, Metrics: m, TrustProxy: c.TrustProxy,
+		Page: web.Handler()})
 	if err != nil {
 		return err
 	}
