@@ -32,8 +32,8 @@ type Packed struct {
 
 // convert turns one file into the body to send. A native dump goes through pack.Pack with its
 // source. A submission goes through pack's claim path (the one place pack passes flat records
-// through) with its manifest restated as pack options, then takes back its own family and
-// variant; a record_class that path defaults is removed where the record carried none.
+// through) with its manifest restated as pack options; a family other than generic then takes
+// back its own name and variant, and loses the record_class that path defaults.
 func convert(source, name string, data []byte, hashOnly bool) (*Packed, error) {
 	if source != SourceSubmission {
 		res, err := pack.Pack(pack.Inputs{Records: []pack.File{{Name: name, Data: data}}}, pack.Options{Source: pack.Source(source), HashOnly: hashOnly})
@@ -75,19 +75,21 @@ func convert(source, name string, data []byte, hashOnly bool) (*Packed, error) {
 		return nil, err
 	}
 	sub := res.Submission
-	if *in.Family != sub.Family { // pack's claim path names the generic family's default variant
-		sub.Family, sub.Variant = *in.Family, ""
-	}
-	if in.Variant != nil {
-		sub.Variant = *in.Variant
-	}
 	if len(sub.Records) != len(classless) {
 		return nil, errors.New("pack returned a different number of records")
 	}
-	for i, r := range sub.Records {
-		if classless[i] {
-			delete(r, "record_class")
+	// For the generic family the claim path is pack's own conversion, defaults included. Another
+	// family takes back its name, drops the claim variant and the claim class pack defaulted.
+	if *in.Family != sub.Family {
+		sub.Family, sub.Variant = *in.Family, ""
+		for i, r := range sub.Records {
+			if classless[i] {
+				delete(r, "record_class")
+			}
 		}
+	}
+	if in.Variant != nil {
+		sub.Variant = *in.Variant
 	}
 	res.Inventory.Family, res.Inventory.Variant = sub.Family, sub.Variant
 	return finish(res)

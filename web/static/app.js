@@ -144,10 +144,10 @@ function renderRefusal(r) {
 // ---- private pre-check -------------------------------------------------------------------
 let fileBytes = null;
 let fileName = 'pasted.json';
-$('pc-file').addEventListener('change', async (ev) => {
+$('pc-file').addEventListener('change', (ev) => {
   const f = ev.target.files[0];
+  fileBytes = null; // read when the body is prepared
   if (!f) return;
-  fileBytes = new Uint8Array(await f.arrayBuffer());
   fileName = f.name;
   $('pc-text').value = '';
   if (/\.af$/i.test(f.name)) $('pc-source').value = 'letta-af';
@@ -168,10 +168,12 @@ function hasContentText(v) {
   return false;
 }
 
-$('pc-prepare').addEventListener('click', () => {
+$('pc-prepare').addEventListener('click', async () => {
   pcError('');
   $('pc-answer').hidden = true;
   if (!state.engine) { pcError('The local converter is not ready yet.'); return; }
+  const file = $('pc-file').files[0];
+  if (file && !fileBytes) { fileBytes = new Uint8Array(await file.arrayBuffer()); fileName = file.name; }
   const bytes = fileBytes || new TextEncoder().encode($('pc-text').value);
   if (!bytes.length) { pcError('Choose a file or paste an export first.'); return; }
   const source = $('pc-source').value;
@@ -212,7 +214,7 @@ $('pc-send').addEventListener('click', async () => {
     else if (doc && doc.kind === 'precheck_result') {
       box.replaceChildren(renderPrecheck(doc),
         el('button', { type: 'button', class: 'secondary', id: 'pc-to-verify' }, 'Verify this signed answer'));
-      $('pc-to-verify').addEventListener('click', () => { rvBytes = raw; $('rv-text').value = new TextDecoder().decode(raw); show('report'); verify(); });
+      $('pc-to-verify').addEventListener('click', () => { $('rv-file').value = ''; rvBytes = raw; $('rv-text').value = new TextDecoder().decode(raw); show('report'); verify(); });
     } else box.replaceChildren(el('p', { class: 'error', text: `The service answered HTTP ${res.status} without a result this page knows.` }));
     $('pc-answer').hidden = false;
   } catch (e) {
@@ -332,12 +334,7 @@ function renderReport(doc) {
 
 // ---- verification ------------------------------------------------------------------------
 let rvBytes = null;
-$('rv-file').addEventListener('change', async (ev) => {
-  const f = ev.target.files[0];
-  if (!f) return;
-  rvBytes = new Uint8Array(await f.arrayBuffer());
-  $('rv-text').value = new TextDecoder().decode(rvBytes);
-});
+$('rv-file').addEventListener('change', () => { rvBytes = null; $('rv-text').value = ''; });
 $('rv-text').addEventListener('input', () => { rvBytes = null; $('rv-file').value = ''; });
 $('rv-verify').addEventListener('click', () => verify());
 
@@ -352,6 +349,11 @@ async function verify() {
   result.replaceChildren();
   box.hidden = false;
   box.className = 'verify';
+  const file = $('rv-file').files[0];
+  if (file) {
+    rvBytes = new Uint8Array(await file.arrayBuffer());
+    $('rv-text').value = new TextDecoder().decode(rvBytes);
+  }
   const bytes = rvBytes || new TextEncoder().encode($('rv-text').value);
   const head = el('h2', {});
   const list = el('ul', { class: 'checks' });
