@@ -185,7 +185,7 @@ func (w *watcher) nextBody(t *testing.T) []byte {
 
 func run(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	tctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	if err := chromedp.Do(tctx, steps...); err != nil {
 		t.Fatal(err)
@@ -194,7 +194,7 @@ func run(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Vo
 
 func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 	t.Helper()
-	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	tctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	v, err := chromedp.Run(tctx, chromedp.Evaluate[T](expr))
 	if err != nil {
@@ -203,11 +203,17 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 	return v
 }
 
-func shot(t *testing.T, ctx context.Context, dir, name string) {
+// shot writes a screenshot: of the whole page, or with full false of the window only. The
+// machine may be busy, so a screenshot has longer than an action.
+func shot(t *testing.T, ctx context.Context, dir, name string, full bool) {
 	t.Helper()
-	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	tctx, cancel := context.WithTimeout(ctx, 120*time.Second)
 	defer cancel()
-	png, err := chromedp.Run(tctx, chromedp.FullScreenshot(100))
+	capture := chromedp.CaptureScreenshot()
+	if full {
+		capture = chromedp.FullScreenshot(100)
+	}
+	png, err := chromedp.Run(tctx, capture)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,15 +295,16 @@ func TestBrowser(t *testing.T) {
 		if n := eval[int](t, ctx, `document.querySelectorAll('#matrix table').length`); n != len(crit["assessability_matrix"].(map[string]any)) {
 			t.Errorf("%d matrix tables", n)
 		}
-		const shown = `document.querySelectorAll('#texts article:not([hidden]), #readings article:not([hidden])').length`
+		const shown = `document.querySelectorAll('#texts details:not([hidden]), #readings details:not([hidden])').length`
 		all := eval[int](t, ctx, shown)
 		run(t, ctx, paste("text-search", "marker"))
 		some := eval[int](t, ctx, shown)
 		if some == 0 || some >= all {
 			t.Errorf("search for marker shows %d of %d texts and readings", some, all)
 		}
+		shot(t, ctx, shots, "1-criteria-search.png", false)
 		run(t, ctx, paste("text-search", ""))
-		shot(t, ctx, shots, "1-criteria.png")
+		shot(t, ctx, shots, "1-criteria.png", false)
 	})
 
 	// The page's body for a file is byte for byte what the pack command writes for it.
@@ -374,7 +381,7 @@ func TestBrowser(t *testing.T) {
 		if n := eval[int](t, ctx, `document.querySelectorAll('#pc-result tr[data-factor]').length`); n != 5 {
 			t.Errorf("%d factor rows in the pre-check answer", n)
 		}
-		shot(t, ctx, shots, "2-precheck.png")
+		shot(t, ctx, shots, "2-precheck.png", true)
 	})
 
 	t.Run("refusal_shows_rule", func(t *testing.T) {
@@ -391,7 +398,7 @@ func TestBrowser(t *testing.T) {
 		if !strings.Contains(line, "(family_unknown)") {
 			t.Errorf("explanation %q", line)
 		}
-		shot(t, ctx, shots, "3-refusal.png")
+		shot(t, ctx, shots, "3-refusal.png", true)
 	})
 
 	// A house audit gives a real signed report; the page verifies it, renders it, and refuses a
@@ -443,7 +450,7 @@ func TestBrowser(t *testing.T) {
 		if s := eval[string](t, ctx, `document.querySelector('#rv-result td.statement').textContent`); s != "undeclared cross-scope identical content — contamination indicator, not proof of a runtime leak" {
 			t.Errorf("cluster statement %q", s)
 		}
-		shot(t, ctx, shots, "4-report.png")
+		shot(t, ctx, shots, "4-report.png", true)
 
 		run(t, ctx, chromedp.SetUploadFiles(chromedp.ID("rv-file"), []string{bad}), chromedp.Click(chromedp.ID("rv-verify")),
 			chromedp.WaitReady(chromedp.CSS(`#rv-check[data-outcome]`)))
@@ -453,7 +460,7 @@ func TestBrowser(t *testing.T) {
 		if n := eval[int](t, ctx, `document.querySelectorAll('#rv-result .panel').length`); n != 0 {
 			t.Errorf("a result that does not verify is rendered (%d panels)", n)
 		}
-		shot(t, ctx, shots, "5-changed-byte.png")
+		shot(t, ctx, shots, "5-changed-byte.png", true)
 	})
 
 	// Keyboard only: from the top of a fresh page, Tab and Enter reach every control of each view.

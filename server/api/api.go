@@ -140,6 +140,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Page != nil {
 		e.GET("/", echo.WrapHandler(cfg.Page))
 		e.GET("/assets/*", echo.WrapHandler(cfg.Page))
+		e.POST("/assets/*", s.fallback) // still NOT COVERED, not 405
 	}
 	e.Any("/*", s.fallback)
 	s.e = e

@@ -89,10 +89,12 @@ function renderCriteria(c) {
   }
 
   $('texts').replaceChildren(...Object.entries(c.texts).map(([k, v]) =>
-    el('article', { class: 'text', 'data-search': (k + ' ' + v).toLowerCase() }, el('h4', { text: human(k) }), el('p', { text: v }))));
+    el('details', { class: 'text', 'data-search': (k + ' ' + v).toLowerCase() },
+      el('summary', {}, el('span', { class: 'title', text: human(k) }), el('span', { class: 'first', text: v })), el('p', { text: v }))));
   $('readings').replaceChildren(...c.interpretations.map((r) =>
-    el('article', { class: 'text', 'data-search': (r.id + ' ' + r.text).toLowerCase() },
-      el('h4', {}, el('span', { class: 'tag', text: r.id }), ' ', el('span', { class: 'hint', text: r.source })), el('p', { text: r.text }))));
+    el('details', { class: 'text', 'data-search': (r.id + ' ' + r.text).toLowerCase() },
+      el('summary', {}, el('span', { class: 'tag', text: r.id }), el('span', { class: 'first', text: r.text })),
+      el('p', { text: r.text }), el('p', { class: 'hint', text: 'source: ' + r.source }))));
   filterTexts();
 }
 
@@ -100,10 +102,11 @@ function filterTexts() {
   const q = $('text-search').value.trim().toLowerCase();
   const count = (root) => {
     let shown = 0;
-    const all = root.querySelectorAll('article');
+    const all = root.querySelectorAll('details');
     for (const a of all) {
       const hit = !q || a.dataset.search.includes(q);
       a.hidden = !hit;
+      a.open = Boolean(q) && hit;
       if (hit) shown++;
     }
     return [shown, all.length];
@@ -122,7 +125,7 @@ function explainRefusal(r) {
   const text = c && c.texts && c.texts.malformed_rule;
   if (text && text.includes('(' + r.rule + ')')) {
     const clause = text.split(/[;:]/).find((s) => s.includes('(' + r.rule + ')'));
-    if (clause) return clause.trim().replace(/\.$/, '') + '.';
+    if (clause) return clause.trim().replace(/\.$/, '').replace(/^./, (ch) => ch.toUpperCase()) + '.';
   }
   switch (r.rule) {
     case 'body_bytes_cap': return `The body is over the published cap of ${fmt(r.cap)} bytes (this one: ${fmt(r.observed)}).`;
@@ -171,6 +174,8 @@ function hasContentText(v) {
 $('pc-prepare').addEventListener('click', async () => {
   pcError('');
   $('pc-answer').hidden = true;
+  $('pc-preview').hidden = true; // before the first await: a preview on the page is always this one
+  state.prepared = null;
   if (!state.engine) { pcError('The local converter is not ready yet.'); return; }
   const file = $('pc-file').files[0];
   if (file && !fileBytes) { fileBytes = new Uint8Array(await file.arrayBuffer()); fileName = file.name; }
@@ -349,6 +354,7 @@ async function verify() {
   result.replaceChildren();
   box.hidden = false;
   box.className = 'verify';
+  delete box.dataset.outcome; // before the first await: an outcome on the page is always this check's
   const file = $('rv-file').files[0];
   if (file) {
     rvBytes = new Uint8Array(await file.arrayBuffer());
