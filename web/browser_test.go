@@ -461,6 +461,18 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("a result that does not verify is rendered (%d panels)", n)
 		}
 		shot(t, ctx, shots, "5-changed-byte.png", true)
+
+		// A browser without WebCrypto Ed25519 is told so, and nothing claims a check that did not run.
+		eval[bool](t, ctx, `(() => { crypto.subtle.importKey = () => Promise.reject(new DOMException('no Ed25519', 'NotSupportedError')); return true; })()`)
+		run(t, ctx, chromedp.SetUploadFiles(chromedp.ID("rv-file"), []string{good}), chromedp.Click(chromedp.ID("rv-verify")),
+			chromedp.WaitReady(chromedp.CSS(`#rv-check[data-outcome]`)))
+		if o := eval[string](t, ctx, `document.getElementById('rv-check').dataset.outcome`); o != "unsupported" {
+			t.Fatalf("without Ed25519: outcome %q", o)
+		}
+		if txt := eval[string](t, ctx, `document.getElementById('rv-check').textContent`); !strings.Contains(txt, "lacks WebCrypto Ed25519") || strings.Contains(txt, "signature verifies") {
+			t.Errorf("without Ed25519 the page says %q", txt)
+		}
+		open() // a fresh page with the browser's own WebCrypto
 	})
 
 	// Keyboard only: from the top of a fresh page, Tab and Enter reach every control of each view.

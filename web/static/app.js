@@ -23,6 +23,14 @@ const $ = (id) => document.getElementById(id);
 const human = (key) => key.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase());
 const fmt = (n) => (typeof n === 'number' ? n.toLocaleString('en-US') : String(n));
 
+// The factors in the order the published factor_rules text numbers them, "(1) scope_presence: …";
+// a factor the text does not number goes last. The order is the criteria's, not a ranking.
+function inOrder(names) {
+  const text = (state.criteria && state.criteria.texts && state.criteria.texts.factor_rules) || '';
+  const at = (n) => { const i = text.search(new RegExp('\\(\\d+\\) ' + n + ':')); return i < 0 ? Infinity : i; };
+  return [...names].sort((a, b) => at(a) - at(b) || (a < b ? -1 : a > b ? 1 : 0));
+}
+
 // ---- tabs --------------------------------------------------------------------------------
 const tabs = ['criteria', 'precheck', 'report'];
 function show(name) {
@@ -77,13 +85,13 @@ function renderCriteria(c) {
   matrix.replaceChildren();
   for (const [family, forms] of Object.entries(c.assessability_matrix)) {
     const fam = c.families[family] || {};
-    const factors = Object.keys(Object.values(forms)[0] || {});
+    const factors = inOrder(Object.keys(Object.values(forms)[0] || {}));
     const table = el('table', { class: 'matrix' },
       el('caption', {}, el('span', { class: 'fam', text: family }),
         fam.variants ? el('span', { class: 'hint', text: ` variants: ${fam.variants.join(', ')}` }) : null),
       el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'form' }), factors.map((f) => el('th', { scope: 'col', text: human(f) })))),
       el('tbody', {}, Object.entries(forms).map(([form, row]) =>
-        el('tr', {}, el('th', { scope: 'row', text: form.replace('_', '-') }),
+        el('tr', {}, el('th', { scope: 'row', text: form }),
           factors.map((f) => el('td', {}, el('span', { class: 'status', text: row[f].status }), el('span', { class: 'note', text: row[f].note })))))));
     matrix.append(el('div', { class: 'scroll', tabindex: '0', 'aria-label': `assessability for ${family}` }, table));
   }
@@ -240,7 +248,8 @@ function meta(doc) {
 }
 
 function renderPrecheck(doc) {
-  const rows = Object.entries(doc.factors).map(([f, s]) => {
+  const rows = inOrder(Object.keys(doc.factors)).map((f) => {
+    const s = doc.factors[f];
     const m = (doc.matrix_row || {})[f] || {};
     return el('tr', { 'data-factor': f }, el('th', { scope: 'row', text: human(f) }),
       el('td', {}, el('span', { class: 'status', text: s.status }), s.reason ? el('span', { class: 'note', text: s.reason }) : null),
@@ -300,7 +309,7 @@ function clusterTable(clusters) {
 function renderReport(doc) {
   const out = [el('div', { class: 'verdict' }, el('span', { class: 'label', text: 'Verdict line, as signed' }), el('p', { class: 'line', text: doc.verdict_line })), meta(doc)];
   const panels = el('div', { class: 'panels' });
-  for (const [name, f] of Object.entries(doc.factors)) panels.append(factorPanel(name, f));
+  for (const name of inOrder(Object.keys(doc.factors))) panels.append(factorPanel(name, doc.factors[name]));
   out.push(el('h2', { text: 'The five factors, one by one' }), panels);
   const cs = doc.factors.cross_scope_clusters;
   if (cs && cs.status !== NA) {
