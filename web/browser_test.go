@@ -355,6 +355,17 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("drop_a_file", func(t *testing.T) {
+		js, _ := json.Marshal(sample)
+		eval[bool](t, ctx, `(() => { const dt = new DataTransfer(); dt.items.add(new File([`+string(js)+`], 'dropped.json', {type: 'application/json'}));
+			document.getElementById('pc-drop').dispatchEvent(new DragEvent('drop', {dataTransfer: dt, bubbles: true, cancelable: true})); return true; })()`)
+		run(t, ctx, chromedp.SetValue(chromedp.ID("pc-source"), "submission"), chromedp.Click(chromedp.ID("pc-prepare")), chromedp.WaitVisible(chromedp.ID("pc-preview")))
+		body := eval[string](t, ctx, `document.getElementById('pc-body').textContent`)
+		if !strings.Contains(body, `"family": "mem0"`) || strings.Contains(body, canaryA) || strings.Contains(body, "content_text") {
+			t.Fatalf("the dropped file was not prepared hash-only")
+		}
+	})
+
 	var firstPrecheck time.Time
 	t.Run("precheck_hash_only", func(t *testing.T) {
 		w.setPass(true)

@@ -237,6 +237,21 @@ $('pc-send').addEventListener('click', async () => {
   }
 });
 
+// Dropping a file on a step card is the same as choosing it in that card's file input.
+function dropInto(zone, input) {
+  zone.addEventListener('dragover', (ev) => { ev.preventDefault(); zone.classList.add('dropping'); });
+  zone.addEventListener('dragleave', () => zone.classList.remove('dropping'));
+  zone.addEventListener('drop', (ev) => {
+    ev.preventDefault();
+    zone.classList.remove('dropping');
+    if (!ev.dataTransfer || !ev.dataTransfer.files.length) return;
+    input.files = ev.dataTransfer.files;
+    input.dispatchEvent(new Event('change'));
+  });
+}
+dropInto($('pc-drop'), $('pc-file'));
+dropInto($('rv-drop'), $('rv-file'));
+
 // ---- rendering results -------------------------------------------------------------------
 const NA = 'NOT ASSESSABLE';
 
@@ -285,7 +300,7 @@ function factorPanel(name, f) {
   }
   const counts = [];
   for (const [k, v] of Object.entries(f)) {
-    if (isRate(v)) panel.append(rate(k === 'rate' ? human(name) : human(k), v));
+    if (isRate(v)) panel.append(rate(k === 'rate' ? 'Rate' : human(k), v));
     else if (typeof v === 'number') counts.push([k, v]);
   }
   if (f.by_subcheck) for (const [k, v] of Object.entries(f.by_subcheck)) counts.push(['conflicts: ' + k, v]);
