@@ -302,8 +302,10 @@ func TestBrowser(t *testing.T) {
 		if some == 0 || some >= all {
 			t.Errorf("search for marker shows %d of %d texts and readings", some, all)
 		}
+		eval[bool](t, ctx, `(() => { document.getElementById('texts-heading').scrollIntoView(); return true; })()`)
 		shot(t, ctx, shots, "1-criteria-search.png", false)
 		run(t, ctx, paste("text-search", ""))
+		eval[bool](t, ctx, `(() => { window.scrollTo(0, 0); return true; })()`)
 		shot(t, ctx, shots, "1-criteria.png", false)
 	})
 
