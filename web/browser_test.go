@@ -488,6 +488,33 @@ func TestBrowser(t *testing.T) {
 		open() // a fresh page with the browser's own WebCrypto
 	})
 
+	// Conflicts by sub-check and duplicate clusters render as tables with the report's own ids.
+	t.Run("report_tables", func(t *testing.T) {
+		exp := `{"family":"mem0","form":"full_text","records":[{"id":"r1","content_text":"a","user_id":"alice","attributed_scope":"bob"},` +
+			`{"id":"r2","content_text":"a","user_id":"alice"},{"id":"r3","content_text":"b","user_id":"bob"}]}`
+		req, _ := http.NewRequest(http.MethodPost, base+"/audit", strings.NewReader(exp))
+		req.Header.Set("Authorization", "Bearer "+houseToken)
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		report, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		if r.StatusCode != 200 {
+			t.Fatalf("audit: %d", r.StatusCode)
+		}
+		file := filepath.Join(dir, "report-conflicts.json")
+		os.WriteFile(file, report, 0o644)
+		run(t, ctx, chromedp.Click(chromedp.ID("tab-report")), chromedp.SetUploadFiles(chromedp.ID("rv-file"), []string{file}),
+			chromedp.Click(chromedp.ID("rv-verify")), chromedp.WaitReady(chromedp.CSS(`#rv-check[data-outcome="pass"]`)))
+		rows := eval[[]string](t, ctx, `[...document.querySelectorAll('#rv-result table.data tbody tr')].map(r => r.textContent)`)
+		want := []string{"attributed_scope1r1", "endpoint_group_ids0", "episode_group_ids0", "history_scope0", "1scopedalice2r1r2"}
+		if strings.Join(rows, "|") != strings.Join(want, "|") {
+			t.Fatalf("table rows %q, want %q", rows, want)
+		}
+		shot(t, ctx, shots, "6-report-conflicts.png", true)
+	})
+
 	// Keyboard only: from the top of a fresh page, Tab and Enter reach every control of each view.
 	t.Run("keyboard_only", func(t *testing.T) {
 		w.setPass(false)
