@@ -213,7 +213,7 @@ func runDevChain(ctx context.Context, o devChainOpts, stdout, stderr io.Writer) 
 		"SCOPE_HYGIENE_X402_FEE_PAYER_FILE="+filepath.Join(dir, "fee-payer.json"),
 		"SCOPE_HYGIENE_X402_PAY_TO="+payTo.PublicKey().String(),
 		"SCOPE_HYGIENE_X402_CHALLENGE_KEY_FILE="+filepath.Join(dir, "challenge.key"),
-		"SCOPE_HYGIENE_X402_RESOURCE_URL=http://"+o.addr+"/audit",
+		"SCOPE_HYGIENE_PUBLIC_BASE_URL=http://"+o.addr,
 	)
 	srv.Cancel = func() error { return srv.Process.Signal(os.Interrupt) }
 	srv.WaitDelay = 10 * time.Second
