@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/scopehygiene/scope-hygiene/rules"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -49,7 +50,7 @@ const devnetChain = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"
 func newContractServer(t *testing.T, pending, fail503 int) *contractServer {
 	_, priv, _ := ed25519.GenerateKey(rand.Reader)
 	cfg := &x402.Config{Network: x402.Devnet, RPCURL: "http://127.0.0.1:1", FeePayer: seedKey(1), PayTo: seedKey(2).PublicKey(),
-		ChallengeKey: []byte("0123456789abcdef0123456789abcdef")}
+		ChallengeKey: []byte("0123456789abcdef0123456789abcdef"), Price: criteriaPrice(t)}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -337,4 +338,15 @@ func TestAuditFollowsPendingWithThePayerProof(t *testing.T) {
 			t.Fatalf("err %v, requests %d", err, len(s.exported))
 		}
 	})
+}
+
+// criteriaPrice is the price the embedded criteria publish, as the server reads it.
+func criteriaPrice(t *testing.T) x402.Price {
+	t.Helper()
+	ps, err := rules.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := ps.Criteria().Price
+	return x402.Price{Units: uint64(pr.USDCUnitsPerCall), Label: pr.Label, Status: pr.Status}
 }

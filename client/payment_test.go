@@ -57,7 +57,7 @@ func offerOf(t *testing.T, req x402.PaymentRequirements) *Offer {
 func TestBuildPaymentPassesTheServerChecklist(t *testing.T) {
 	now := time.Now()
 	cfg := &x402.Config{Network: x402.Devnet, RPCURL: "http://127.0.0.1:1", FeePayer: seedKey(1), PayTo: seedKey(2).PublicKey(),
-		ChallengeKey: []byte("0123456789abcdef0123456789abcdef")}
+		ChallengeKey: []byte("0123456789abcdef0123456789abcdef"), Price: criteriaPrice(t)}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
