@@ -11,3 +11,8 @@ if ! pg_up; then
   for _ in $(seq 1 30); do pg_up && break; sleep 1; done
 fi
 pg_up || { echo "PostgreSQL is not reachable on 127.0.0.1:5432" >&2; exit 1; }
+
+# The web page's browser tests drive Debian's chromium (web/browser_test.go).
+if ! command -v chromium >/dev/null 2>&1; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi

@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 export SCOPE_HYGIENE_PG_DSN="${SCOPE_HYGIENE_PG_DSN:-postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable}"
+export SCOPE_HYGIENE_REQUIRE_BROWSER=1   # the web page's browser suite fails, not skips, without chromium
 scripts/services.sh
 
 echo "== gofmt, go vet, staticcheck"

@@ -106,6 +106,8 @@ type Config struct {
 	CORSOrigins []string
 	// SeparateMetrics leaves /metrics off this handler (it is served on its own address).
 	SeparateMetrics bool
+	// Page serves the web page at "/" and its files under "/assets/" (none when nil).
+	Page http.Handler
 }
 
 // Server is the HTTP service.
@@ -189,6 +191,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	e.POST("/precheck", s.precheck)
 	e.POST("/audit", s.audit, s.shedAudit)
+	if cfg.Page != nil {
+		e.GET("/", echo.WrapHandler(cfg.Page))
+		e.GET("/assets/*", echo.WrapHandler(cfg.Page))
+		e.POST("/assets/*", s.fallback) // still NOT COVERED, not 405
+	}
 	e.Any("/*", s.fallback)
 	s.e = e
 	return s, nil

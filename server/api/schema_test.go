@@ -81,6 +81,9 @@ func schemaFor(method, path string, r response) (string, string) {
 			return "", "a body on a bodiless answer"
 		}
 		return "", ""
+	case path == "/" || strings.HasPrefix(path, "/assets/"):
+		// The web page and its files (web/): HTML, script, styles and WebAssembly, not API bodies.
+		return "", ""
 	case path == "/metrics" && r.Status == http.StatusOK:
 		if !strings.HasPrefix(r.Header.Get("Content-Type"), "text/plain") {
 			return "", "metrics are not the text exposition format"

@@ -131,38 +131,50 @@ func (s *Signer) Sign(v any) ([]byte, error) {
 // Verify checks a signed document against pub. It fails unless doc is byte for byte the
 // canonical form a Signer produces and the signature verifies under pub.
 func Verify(doc []byte, pub ed25519.PublicKey) (Block, error) {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(doc, &members); err != nil || members == nil {
-		return Block{}, ErrNotJSON
-	}
-	canon, err := jcs.Transform(doc)
-	if err != nil || !bytes.Equal(canon, doc) {
-		return Block{}, ErrNotCanonical
-	}
-	raw, ok := members[Member]
-	if !ok {
-		return Block{}, ErrUnsigned
-	}
-	b, err := parseBlock(raw)
+	b, body, sig, err := Message(doc)
 	if err != nil {
-		return Block{}, err
-	}
-	sig, err := base64.StdEncoding.DecodeString(b.Value)
-	if err != nil || len(sig) != ed25519.SignatureSize {
-		return b, ErrBadBlock
+		return b, err
 	}
 	if b.KeyID != KeyID(pub) {
 		return b, ErrUnknownKey
-	}
-	delete(members, Member)
-	body, err := Canonical(members)
-	if err != nil {
-		return b, err
 	}
 	if !ed25519.Verify(pub, body, sig) {
 		return b, ErrBadSignature
 	}
 	return b, nil
+}
+
+// Message performs every check of Verify that needs no key: doc must be byte for byte its own
+// canonical form and carry a well-formed signature block. It returns the block, the signed
+// message (the canonical form without the signature member) and the raw signature, so that a
+// verifier elsewhere (the web page's WebCrypto) checks exactly what Verify checks.
+func Message(doc []byte) (Block, []byte, []byte, error) {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &members); err != nil || members == nil {
+		return Block{}, nil, nil, ErrNotJSON
+	}
+	canon, err := jcs.Transform(doc)
+	if err != nil || !bytes.Equal(canon, doc) {
+		return Block{}, nil, nil, ErrNotCanonical
+	}
+	raw, ok := members[Member]
+	if !ok {
+		return Block{}, nil, nil, ErrUnsigned
+	}
+	b, err := parseBlock(raw)
+	if err != nil {
+		return Block{}, nil, nil, err
+	}
+	sig, err := base64.StdEncoding.DecodeString(b.Value)
+	if err != nil || len(sig) != ed25519.SignatureSize {
+		return b, nil, nil, ErrBadBlock
+	}
+	delete(members, Member)
+	body, err := Canonical(members)
+	if err != nil {
+		return b, nil, nil, err
+	}
+	return b, body, sig, nil
 }
 
 // parseBlock reads a signature block strictly: exactly the members alg, key_id and value, all

@@ -4,6 +4,8 @@
 //	scope-hygiene serve    run the HTTP service (embedded defaults: SQLite and a dev key under ./var/)
 //	scope-hygiene verify   check a saved signed result against the published key
 //	scope-hygiene ledger   print the ledger rows (JSON lines) or the tripwire figures
+//	scope-hygiene client   a caller: pre-check, or pay for an audit and verify the signed report
+//	scope-hygiene dev-chain  a local Solana (LiteSVM) and the service paid on it, for one machine
 package main
 
 import (
@@ -22,6 +24,8 @@ commands:
   verify   verify a saved signed result offline: scope-hygiene verify -key <criteria.json|key.pem> <result.json>
   ledger   print the ledger as JSON lines, or the tripwire figures: scope-hygiene ledger [-tripwires]
            ledger reconcile-cad -rates <csv> | ledger refund (-id N | -tx SIG) | ledger tripwires [-window-days 30]
+  client   a caller: scope-hygiene client precheck FILE | client audit FILE -wallet KEY.json (client -h)
+  dev-chain  a local Solana (LiteSVM) with a funded payer, and serve paid on it (scripts/dev-chain.sh)
 `
 
 func main() {
@@ -42,6 +46,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return verify(args[1:], stdout, stderr)
 	case "ledger":
 		return ledger(ctx, args[1:], stdout, stderr)
+	case "client":
+		return clientCmd(ctx, args[1:], stdout, stderr)
+	case "dev-chain":
+		return devChain(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

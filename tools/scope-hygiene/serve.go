@@ -26,6 +26,7 @@ import (
 	"github.com/scopehygiene/scope-hygiene/server/sign"
 	"github.com/scopehygiene/scope-hygiene/server/store"
 	"github.com/scopehygiene/scope-hygiene/server/x402"
+	"github.com/scopehygiene/scope-hygiene/web"
 )
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -135,7 +136,8 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 	srv, err := api.New(api.Config{Criteria: ps, Document: doc, Engine: engine.Engine{PS: ps}, Store: st,
 		Signer: signer, Payments: pay, PriceStatus: ps.Criteria().Price.Status, HouseToken: c.HouseToken, PublicBaseURL: c.PublicBaseURL, ProofKey: proofKey, ProofBudgetPerMinute: c.ProofBudget, Logger: logger, Metrics: m, TrustProxy: c.TrustProxy,
 		MaxInflightAudits: c.MaxInflightAudits, UnpaidAuditsPerMinute: c.UnpaidAuditsPerMinute, UnpaidAuditBurst: c.UnpaidAuditBurst,
-		RetryAfter: c.StoreRetryAfter, CORSOrigins: splitList(c.CORSOrigins), SeparateMetrics: c.MetricsAddr != ""})
+		RetryAfter: c.StoreRetryAfter, CORSOrigins: splitList(c.CORSOrigins), SeparateMetrics: c.MetricsAddr != "",
+		Page: web.Handler()})
 	if err != nil {
 		return err
 	}
