@@ -15,24 +15,7 @@ func (s *Store) Ready(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
-	want := store.MigrationVersion(ms)
-	v, err := s.schemaVersion(ctx)
-	if err != nil || v < want {
-		// A missing or older schema (a database dropped and recreated): migrate again.
-		if err := s.migrate(ctx); err != nil {
-			return err
-		}
-		if v, err = s.schemaVersion(ctx); err != nil {
-			return err
-		}
-	}
-	switch {
-	case v > want:
-		return store.ErrSchemaAhead
-	case v < want:
-		return fmt.Errorf("postgres: schema at migration %d, want %d", v, want)
-	}
-	return nil
+	return store.CheckSchema(ctx, "postgres", store.MigrationVersion(ms), s.schemaVersion, s.migrate)
 }
 
 func (s *Store) schemaVersion(ctx context.Context) (int, error) {

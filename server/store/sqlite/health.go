@@ -15,24 +15,7 @@ func (s *Store) Ready(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
-	want := store.MigrationVersion(ms)
-	v, err := s.schemaVersion(ctx)
-	if err != nil || v < want {
-		// A missing or older schema: apply the migrations again, then read back.
-		if err := s.migrate(ctx); err != nil {
-			return err
-		}
-		if v, err = s.schemaVersion(ctx); err != nil {
-			return err
-		}
-	}
-	switch {
-	case v > want:
-		return store.ErrSchemaAhead
-	case v < want:
-		return fmt.Errorf("sqlite: schema at migration %d, want %d", v, want)
-	}
-	return nil
+	return store.CheckSchema(ctx, "sqlite", store.MigrationVersion(ms), s.schemaVersion, s.migrate)
 }
 
 func (s *Store) schemaVersion(ctx context.Context) (int, error) {
