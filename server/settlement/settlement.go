@@ -6,6 +6,7 @@ package settlement
 import (
 	"context"
 	"errors"
+	"sort"
 	"sync"
 	"time"
 )
@@ -95,6 +96,58 @@ type Store interface {
 	Get(ctx context.Context, txSig string) (*Settlement, error)
 	// List returns rows in a status, oldest update first, at most limit.
 	List(ctx context.Context, status Status, limit int) ([]*Settlement, error)
+	// FailedFees returns the payer's payments that landed with an error (status failed, not
+	// refunded) updated after since, oldest first, at most limit: the fee budget's input.
+	FailedFees(ctx context.Context, payer string, since time.Time, limit int) ([]FailedFee, error)
+	// Sweep deletes at most batch rows that rt allows deleting at now (Retention.Sweepable) and
+	// returns how many it deleted. Rows still owed an answer (reserved, submitted, settled) are
+	// never deleted.
+	Sweep(ctx context.Context, now time.Time, rt Retention, batch int) (int64, error)
+}
+
+// ReasonRefunded is the reason of a settled payment closed by `ledger refund -tx` (status
+// failed): its ledger row records the refund, and its fee was not lost on a failed transaction.
+const ReasonRefunded = "refunded"
+
+// FailedFee is one failed payment of a payer: the fee our fee payer paid for it (nil when the
+// chain did not tell) and when the row recorded the failure.
+type FailedFee struct {
+	Lamports *int64
+	At       time.Time
+}
+
+// Retention says how long finished settlement rows are kept. The ledger is the lasting record;
+// a settlement row is operational state, kept only while something still reads it.
+type Retention struct {
+	// Done is how long delivered, released and refunded rows are kept after their last change
+	// and after their payment challenge expired: a replay of the payment is refused as a
+	// duplicate while the row exists and as challenge_expired once it is gone; the margin
+	// covers clock differences between replicas.
+	Done time.Duration
+	// Failed is how long rows that landed with an error (the fee payer paid their fee) are kept
+	// after their last change: the fee budget reads the last hour of them, and `ledger
+	// tripwires` states the lamports lost over the rows still kept.
+	Failed time.Duration
+}
+
+// DefaultRetention is the published retention (docs/x402.md, "How long each operational row lives").
+var DefaultRetention = Retention{Done: 10 * time.Minute, Failed: 24 * time.Hour}
+
+// Sweepable reports whether r may be deleted at now (the reference semantics for every
+// backend): never while a payment is in flight or settled and undelivered.
+func (rt Retention) Sweepable(r *Settlement, now time.Time) bool {
+	done := now.Add(-rt.Done)
+	old := !r.UpdatedAt.After(done) && !r.ChallengeExpiry.After(done)
+	switch r.Status {
+	case StatusDelivered, StatusReleased:
+		return old
+	case StatusFailed:
+		if r.Reason == ReasonRefunded {
+			return old
+		}
+		return old && !r.UpdatedAt.After(now.Add(-rt.Failed))
+	}
+	return false
 }
 
 // ClaimRule is the condition of Store.Claim. A claim succeeds iff the row is settled,
@@ -187,6 +240,45 @@ func (m *MemStore) Claim(_ context.Context, txSig string, rule ClaimRule) (bool,
 	r.UpdatedAt = rule.Now
 	r.Reason = ""
 	return true, nil
+}
+
+// FailedFees implements Store.
+func (m *MemStore) FailedFees(_ context.Context, payer string, since time.Time, limit int) ([]FailedFee, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []FailedFee
+	for _, r := range m.rows {
+		if r.Payer == payer && r.Status == StatusFailed && r.Reason != ReasonRefunded && r.UpdatedAt.After(since) {
+			f := FailedFee{At: r.UpdatedAt}
+			if r.FeeLamports != nil {
+				v := *r.FeeLamports
+				f.Lamports = &v
+			}
+			out = append(out, f)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// Sweep implements Store.
+func (m *MemStore) Sweep(_ context.Context, now time.Time, rt Retention, batch int) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var n int64
+	for k, r := range m.rows {
+		if n >= int64(batch) {
+			break
+		}
+		if rt.Sweepable(r, now) {
+			delete(m.rows, k)
+			n++
+		}
+	}
+	return n, nil
 }
 
 // Get implements Store.

@@ -166,3 +166,40 @@ func (s *SQLStore) List(ctx context.Context, status Status, limit int) ([]*Settl
 	}
 	return s.query(ctx, `WHERE status = ?1 ORDER BY updated_ms, tx_sig LIMIT ?2`, string(status), limit)
 }
+
+// FailedFees implements Store.
+func (s *SQLStore) FailedFees(ctx context.Context, payer string, since time.Time, limit int) ([]FailedFee, error) {
+	if limit <= 0 {
+		limit = 1000
+	}
+	var out []FailedFee
+	err := s.db.QueryRows(ctx, s.q(`SELECT fee_lamports, updated_ms FROM x402_settlements
+WHERE status = 'failed' AND updated_ms > ?1 AND payer = ?2 AND reason <> ?3 ORDER BY updated_ms LIMIT ?4`),
+		func(scan func(dest ...any) error) error {
+			var f FailedFee
+			var at int64
+			if err := scan(&f.Lamports, &at); err != nil {
+				return err
+			}
+			f.At = fromMS(at)
+			out = append(out, f)
+			return nil
+		}, ms(since), payer, ReasonRefunded, limit)
+	if err != nil {
+		return nil, fmt.Errorf("settlement: read failed fees: %w", err)
+	}
+	return out, nil
+}
+
+// Sweep implements Store: one bounded DELETE with the condition of Retention.Sweepable.
+func (s *SQLStore) Sweep(ctx context.Context, now time.Time, rt Retention, batch int) (int64, error) {
+	done, failed := ms(now.Add(-rt.Done)), ms(now.Add(-rt.Failed))
+	n, err := s.db.Exec(ctx, s.q(`DELETE FROM x402_settlements WHERE tx_sig IN (SELECT tx_sig FROM x402_settlements
+WHERE updated_ms <= ?1 AND challenge_expiry_ms <= ?1
+  AND (status IN ('delivered', 'released') OR (status = 'failed' AND (reason = ?2 OR updated_ms <= ?3)))
+LIMIT ?4)`), done, ReasonRefunded, failed, batch)
+	if err != nil {
+		return 0, fmt.Errorf("settlement: sweep settlements: %w", err)
+	}
+	return n, nil
+}

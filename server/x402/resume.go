@@ -27,14 +27,14 @@ func (s *Settler) onExisting(ctx context.Context, ver *Verified, signed []byte, 
 	inFlight := now.Sub(row.UpdatedAt) < s.InFlightGrace
 	switch row.Status {
 	case StatusReleased:
-		return s.retake(ctx, signed, sig, row)
+		return s.retake(ctx, ver, signed, sig, row)
 	case StatusReserved:
 		if inFlight {
 			return nil, reject("S18", ReasonDuplicateSettlement)
 		}
 		// A stale reservation was never broadcast (rows are marked submitted before sending).
 		s.release(ctx, row, StatusReserved, "never_broadcast")
-		return s.retake(ctx, signed, sig, row)
+		return s.retake(ctx, ver, signed, sig, row)
 	case StatusSubmitted:
 		// Broadcast and not known confirmed. The request that sent it may still be waiting
 		// (in flight) or may have answered 202; either way one status read (never a re-send)
@@ -71,7 +71,7 @@ func (s *Settler) onExisting(ctx context.Context, ver *Verified, signed []byte, 
 }
 
 // retake re-reserves a released row (compare-and-set, so one request wins) and broadcasts.
-func (s *Settler) retake(ctx context.Context, signed []byte, sig solana.Signature, row *Settlement) (*Receipt, error) {
+func (s *Settler) retake(ctx context.Context, ver *Verified, signed []byte, sig solana.Signature, row *Settlement) (*Receipt, error) {
 	cur, err := s.store.Get(ctx, row.TxSig)
 	if err != nil {
 		return nil, unavailable("S18", "settlement_store_unavailable")
@@ -91,7 +91,7 @@ func (s *Settler) retake(ctx context.Context, signed []byte, sig solana.Signatur
 	if !ok {
 		return nil, reject("S18", ReasonDuplicateSettlement)
 	}
-	return s.broadcast(ctx, signed, sig, cur)
+	return s.broadcast(ctx, ver, signed, sig, cur)
 }
 
 // reconcileOne moves one submitted row forward when the chain allows a definite answer:
@@ -108,8 +108,13 @@ func (s *Settler) reconcileOne(ctx context.Context, row *Settlement) error {
 	}
 	if st != nil {
 		if st.Err != nil {
+			// finish records the fee the failed landing cost our fee payer.
+			err := s.finish(ctx, row, sig)
+			if _, ok := err.(*Rejection); ok || err == nil {
+				return nil
+			}
 			row.Status, row.Reason, row.Slot, row.UpdatedAt = StatusFailed, ReasonTransactionFailed, st.Slot, s.now().UTC()
-			_, err := s.store.Update(ctx, row, StatusSubmitted)
+			_, err = s.store.Update(ctx, row, StatusSubmitted)
 			return err
 		}
 		if st.Confirmed() {

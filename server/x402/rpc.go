@@ -31,7 +31,9 @@ type RPC interface {
 	Status(ctx context.Context, sig solana.Signature) (*SigStatus, error)
 	// Transaction fetches a landed transaction (base64, max supported version 0).
 	Transaction(ctx context.Context, sig solana.Signature) (*Outcome, error)
-	// Account returns an account's lamports, owner and data, or nil when it does not exist.
+	// Account returns an account's lamports, owner and data, or nil when it does not exist
+	// (the startup checks, the caller's token account, and the payer's balance right before
+	// a broadcast).
 	Account(ctx context.Context, pk solana.PublicKey) (*Account, error)
 }
 
@@ -214,9 +216,10 @@ func (s *SolanaRPC) Transaction(ctx context.Context, sig solana.Signature) (*Out
 	return OutcomeFromMeta(r.Slot, r.Meta.Fee, r.Meta.Err, r.Meta.PreTokenBalances, r.Meta.PostTokenBalances)
 }
 
-// Account implements RPC.
+// Account implements RPC. It reads at "processed": the balance check right before a broadcast
+// must see a transfer out of the payer's account as soon as the node has it.
 func (s *SolanaRPC) Account(ctx context.Context, pk solana.PublicKey) (*Account, error) {
-	r, err := s.c.GetAccountInfoWithOpts(ctx, pk, &rpc.GetAccountInfoOpts{Encoding: solana.EncodingBase64, Commitment: rpc.CommitmentConfirmed})
+	r, err := s.c.GetAccountInfoWithOpts(ctx, pk, &rpc.GetAccountInfoOpts{Encoding: solana.EncodingBase64, Commitment: rpc.CommitmentProcessed})
 	if errors.Is(err, rpc.ErrNotFound) {
 		return nil, nil
 	}

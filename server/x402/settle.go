@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	bin "github.com/gagliardetto/binary"
 	solana "github.com/gagliardetto/solana-go"
+	"github.com/gagliardetto/solana-go/programs/token"
 )
 
 // Settlement policy defaults (published in docs/x402.md).
@@ -27,6 +29,15 @@ const (
 	DefaultClaimLease = 20 * time.Second
 	// DefaultMaxClaims is the number of audit runs one payment can start (first run + resumes).
 	DefaultMaxClaims = 3
+	// DefaultFeeBudgetLamports is how many lamports our fee payer may spend on one payer's
+	// failed transactions in a rolling FeeBudgetWindow: five failed payments at the x402
+	// client's default compute budget (10 001 lamports each), three at our cap (15 000).
+	DefaultFeeBudgetLamports = 50_000
+	// DefaultFeeBudgetWindow is the fee budget's rolling window.
+	DefaultFeeBudgetWindow = time.Hour
+	// ReasonPayerFeeBudget is the 429 reason of a payer whose failed transactions used up the
+	// fee budget.
+	ReasonPayerFeeBudget = "payer_fee_budget"
 )
 
 // Settler runs the settlement state machine for verified payments.
@@ -44,6 +55,11 @@ type Settler struct {
 	ResumeWindow   time.Duration
 	ClaimLease     time.Duration
 	MaxClaims      int
+	// FeeBudget is the lamports our fee payer may spend on one payer's failed transactions in
+	// a rolling FeeBudgetWindow (0: no budget). It is read from the settlement rows, so every
+	// replica sharing the store shares it.
+	FeeBudget       int64
+	FeeBudgetWindow time.Duration
 	// OnFailedFee, when set, is told the fee our fee payer paid for a transaction that landed
 	// with an error (the lamports-lost counter).
 	OnFailedFee func(lamports int64)
@@ -60,7 +76,8 @@ func NewSettler(cfg *Config, r RPC, st SettlementStore, now func() time.Time) (*
 	}
 	return &Settler{cfg: cfg, rpc: r, store: st, payToATA: ata, now: now, sleep: sleepCtx,
 		PollInterval: DefaultPollInterval, ConfirmTimeout: DefaultConfirmTimeout, InFlightGrace: DefaultInFlightGrace,
-		ResumeWindow: DefaultResumeWindow, ClaimLease: DefaultClaimLease, MaxClaims: DefaultMaxClaims}, nil
+		ResumeWindow: DefaultResumeWindow, ClaimLease: DefaultClaimLease, MaxClaims: DefaultMaxClaims,
+		FeeBudget: DefaultFeeBudgetLamports, FeeBudgetWindow: DefaultFeeBudgetWindow}, nil
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -114,6 +131,86 @@ func (u *Unavailable) HTTPStatus() int { return http.StatusServiceUnavailable }
 
 func unavailable(item, reason string) *Unavailable { return &Unavailable{Item: item, Reason: reason} }
 
+// Throttled is a payment refused before any broadcast because its payer is over a budget:
+// HTTP 429 with Retry-After, nothing broadcast, nothing charged.
+type Throttled struct {
+	Item   string
+	Reason string
+	// RetryAfter is when the budget admits this payment again.
+	RetryAfter time.Duration
+}
+
+// Error implements error with static text.
+func (t *Throttled) Error() string { return "x402: payment throttled at " + t.Item + ": " + t.Reason }
+
+// HTTPStatus is 429.
+func (t *Throttled) HTTPStatus() int { return http.StatusTooManyRequests }
+
+// feeBudget refuses a payment whose worst-case fee would take its payer's failed-transaction
+// fees of the last FeeBudgetWindow past FeeBudget. A payer with no failure in the window is
+// always admitted; a failure whose fee the chain did not report counts as the largest fee a
+// payment we accept can cost.
+func (s *Settler) feeBudget(ctx context.Context, ver *Verified) error {
+	if s.FeeBudget <= 0 {
+		return nil
+	}
+	now := s.now().UTC()
+	fees, err := s.store.FailedFees(ctx, ver.Payer.String(), now.Add(-s.FeeBudgetWindow), 1000)
+	if err != nil {
+		return unavailable("S19", "settlement_store_unavailable")
+	}
+	lamports := func(f FailedFee) int64 {
+		if f.Lamports != nil {
+			return *f.Lamports
+		}
+		return int64(5000*RequiredSignatures + MaxPriorityFeeLamports)
+	}
+	var spent int64
+	for _, f := range fees {
+		spent += lamports(f)
+	}
+	need := int64(ver.MaxFeeLamports)
+	if spent == 0 || spent+need <= s.FeeBudget {
+		return nil
+	}
+	// The payment fits once enough of the oldest failures have left the window.
+	retry := s.FeeBudgetWindow
+	for _, f := range fees {
+		spent -= lamports(f)
+		if spent == 0 || spent+need <= s.FeeBudget {
+			retry = f.At.Add(s.FeeBudgetWindow).Sub(now)
+			break
+		}
+	}
+	return &Throttled{Item: "S19", Reason: ReasonPayerFeeBudget, RetryAfter: max(retry, time.Second)}
+}
+
+// sourceCovers reads the payer's source token account right before broadcast and reports
+// whether it still holds the price for the transfer's authority: an account emptied after
+// simulation would make the transfer fail on-chain at our fee payer's expense.
+func (s *Settler) sourceCovers(ctx context.Context, ver *Verified) (bool, error) {
+	acc, err := s.rpc.Account(ctx, ver.Source)
+	if err != nil {
+		return false, err
+	}
+	if acc == nil || !acc.Owner.Equals(solana.TokenProgramID) {
+		return false, nil
+	}
+	var ta token.Account
+	if err := bin.NewBinDecoder(acc.Data).Decode(&ta); err != nil {
+		return false, nil
+	}
+	price := s.cfg.Price.Units
+	if !ta.Mint.Equals(s.cfg.Network.USDCMint) || ta.State != token.Initialized || ta.Amount < price {
+		return false, nil
+	}
+	if ta.Owner.Equals(ver.Payer) {
+		return true, nil
+	}
+	// A delegate may spend at most its delegated amount.
+	return ta.Delegate != nil && ta.Delegate.Equals(ver.Payer) && ta.DelegatedAmount >= price, nil
+}
+
 // Settle reserves, co-signs, simulates, sends and confirms a verified payment, then reads the fee
 // and the balance change. It returns a Receipt, a *Rejection (402) or an *Unavailable (503).
 func (s *Settler) Settle(ctx context.Context, ver *Verified) (*Receipt, error) {
@@ -153,7 +250,7 @@ func (s *Settler) Settle(ctx context.Context, ver *Verified) (*Receipt, error) {
 	if existing != nil {
 		return s.onExisting(ctx, ver, signed, sig, existing)
 	}
-	return s.broadcast(ctx, signed, sig, row)
+	return s.broadcast(ctx, ver, signed, sig, row)
 }
 
 // Lookup returns the settlement row of the payment ver, or ErrSettlementNotFound: the API
@@ -189,11 +286,15 @@ func classify(e TxError) (reason string, ours bool) {
 }
 
 // broadcast runs S19..S22 on a row this request reserved (status reserved).
-func (s *Settler) broadcast(ctx context.Context, signed []byte, sig solana.Signature, row *Settlement) (*Receipt, error) {
+func (s *Settler) broadcast(ctx context.Context, ver *Verified, signed []byte, sig solana.Signature, row *Settlement) (*Receipt, error) {
 	bh, err := solana.HashFromBase58(row.Blockhash)
 	if err != nil {
 		s.release(ctx, row, StatusReserved, ReasonUndecodable)
 		return nil, reject("S19", ReasonUndecodable)
+	}
+	if err := s.feeBudget(ctx, ver); err != nil {
+		s.release(ctx, row, StatusReserved, ReasonPayerFeeBudget)
+		return nil, err
 	}
 	valid, err := s.rpc.IsBlockhashValid(ctx, bh)
 	if err != nil {
@@ -224,6 +325,16 @@ func (s *Settler) broadcast(ctx context.Context, signed []byte, sig solana.Signa
 		}
 		return nil, reject("S19", reason)
 	}
+	// The last read before the broadcast: the source account still covers the price.
+	covers, err := s.sourceCovers(ctx, ver)
+	if err != nil {
+		s.release(ctx, row, StatusReserved, ReasonRPCUnavailable)
+		return nil, unavailable("S19", ReasonRPCUnavailable)
+	}
+	if !covers {
+		s.release(ctx, row, StatusReserved, ReasonInsufficientFunds)
+		return nil, reject("S19", ReasonInsufficientFunds)
+	}
 	// S20: mark submitted before sending: from here on the row is never released unless the
 	// signature is provably absent and the blockhash provably dead.
 	row.Status, row.ExpiryHeight, row.UpdatedAt = StatusSubmitted, lastValid, s.now().UTC()
@@ -242,6 +353,15 @@ func (s *Settler) broadcast(ctx context.Context, signed []byte, sig solana.Signa
 		return nil, &Unavailable{Item: "S20", Reason: ReasonSettlementPending, TxSig: row.TxSig}
 	}
 	if st.Err != nil {
+		// Landed with an error: finish reads the fee our fee payer lost and records the row failed.
+		err := s.finish(ctx, row, sig)
+		var rj *Rejection
+		switch {
+		case err == nil: // getTransaction, which settlement trusts, says it settled
+			return s.claim(ctx, row.TxSig, false)
+		case errors.As(err, &rj):
+			return nil, err
+		}
 		row.Status, row.Reason, row.Slot, row.UpdatedAt = StatusFailed, ReasonTransactionFailed, st.Slot, s.now().UTC()
 		_, _ = s.store.Update(context.WithoutCancel(ctx), row, StatusSubmitted)
 		return nil, reject("S20", ReasonTransactionFailed)

@@ -1,6 +1,7 @@
 package x402
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math/big"
@@ -8,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	bin "github.com/gagliardetto/binary"
 	solana "github.com/gagliardetto/solana-go"
+	"github.com/gagliardetto/solana-go/programs/token"
 )
 
 // fakeChain is an in-memory RPC: it lands every sent transaction unless told otherwise.
@@ -27,6 +30,12 @@ type fakeChain struct {
 	visibleTx  bool
 	sendFails  bool
 	simulateCt int
+	// balance is the payer's USDC (nil: rich); drainAfterSim empties it after the next
+	// successful simulation, as a transfer racing our broadcast would.
+	balance       *uint64
+	drainAfterSim bool
+	frozen        bool
+	accountReads  int
 }
 
 func newFakeChain(k *kit) *fakeChain {
@@ -76,6 +85,10 @@ func (f *fakeChain) Simulate(_ context.Context, raw []byte) (TxError, error) {
 	if _, ok := f.landed[tx.Signatures[0]]; ok {
 		return "AlreadyProcessed", nil
 	}
+	if f.simErr == nil && f.drainAfterSim {
+		zero := uint64(0)
+		f.balance, f.drainAfterSim = &zero, false
+	}
 	return f.simErr, nil
 }
 func (f *fakeChain) Send(_ context.Context, raw []byte) (solana.Signature, error) {
@@ -118,7 +131,32 @@ func (f *fakeChain) Transaction(_ context.Context, sig solana.Signature) (*Outco
 	}
 	return o, nil
 }
-func (f *fakeChain) Account(context.Context, solana.PublicKey) (*Account, error) { return nil, nil }
+// Account answers the client's USDC account (its balance, rich by default) and nothing else.
+func (f *fakeChain) Account(_ context.Context, pk solana.PublicKey) (*Account, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.accountReads++
+	if f.down {
+		return nil, errDown
+	}
+	c := f.k.client.PublicKey()
+	if !pk.Equals(f.k.ata(c)) {
+		return nil, nil
+	}
+	amount := uint64(1_000_000)
+	if f.balance != nil {
+		amount = *f.balance
+	}
+	ta := token.Account{Mint: f.k.cfg.Network.USDCMint, Owner: c, Amount: amount, State: token.Initialized}
+	if f.frozen {
+		ta.State = token.Frozen
+	}
+	var buf bytes.Buffer
+	if err := bin.NewBinEncoder(&buf).Encode(ta); err != nil {
+		return nil, err
+	}
+	return &Account{Lamports: 2_039_280, Owner: solana.TokenProgramID, Data: buf.Bytes()}, nil
+}
 
 type settleEnv struct {
 	k     *kit
@@ -403,4 +441,84 @@ func TestSettleFailedOnChain(t *testing.T) {
 	e.chain.statusErr = map[string]any{"InstructionError": []any{2, map[string]any{"Custom": 1}}}
 	_, err := e.s.Settle(context.Background(), e.verified(t))
 	wantReason(t, err, ReasonTransactionFailed)
+}
+
+// TestBalanceCheckBeforeBroadcast: the payer's source account is read right before the send;
+// emptied after a passing simulation (a transfer racing ours), frozen, or below the price, the
+// payment is refused insufficient_funds with nothing broadcast, and its reservation released.
+func TestBalanceCheckBeforeBroadcast(t *testing.T) {
+	low := uint64(testPriceUnits - 1)
+	for _, tc := range []struct {
+		name string
+		set  func(*fakeChain)
+	}{
+		{"drained_after_simulation", func(f *fakeChain) { f.drainAfterSim = true }},
+		{"below_price", func(f *fakeChain) { f.balance = &low }},
+		{"frozen", func(f *fakeChain) { f.frozen = true }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newSettleEnv(t)
+			tc.set(e.chain)
+			v := e.verified(t)
+			_, err := e.s.Settle(context.Background(), v)
+			wantReason(t, err, ReasonInsufficientFunds)
+			if e.chain.sends != 0 || e.chain.simulateCt != 1 || e.chain.accountReads != 1 {
+				t.Fatalf("sends=%d simulations=%d reads=%d, want 0/1/1", e.chain.sends, e.chain.simulateCt, e.chain.accountReads)
+			}
+			row, err := e.s.Lookup(context.Background(), v)
+			if err != nil || row.Status != StatusReleased || row.Reason != ReasonInsufficientFunds {
+				t.Fatalf("row %+v %v, want released insufficient_funds", row, err)
+			}
+		})
+	}
+	t.Run("exactly_the_price_passes", func(t *testing.T) {
+		e := newSettleEnv(t)
+		exact := testPriceUnits
+		e.chain.balance = &exact
+		if _, err := e.s.Settle(context.Background(), e.verified(t)); err != nil || e.chain.sends != 1 {
+			t.Fatalf("settle with exactly the price: %v (sends %d)", err, e.chain.sends)
+		}
+	})
+}
+
+// TestFeeBudget: a payer's failed transactions are counted against FeeBudget over a rolling
+// FeeBudgetWindow; past it the next payment is throttled before any RPC call, with the time
+// until the oldest failure leaves the window; once it has, the payer may pay again.
+func TestFeeBudget(t *testing.T) {
+	e := newSettleEnv(t)
+	ctx := context.Background()
+	e.s.FeeBudget = 25_000
+	e.chain.statusErr = map[string]any{"InstructionError": []any{2, map[string]any{"Custom": 1}}}
+	lost := int64(0)
+	e.s.OnFailedFee = func(l int64) { lost += l }
+	pay := func() error {
+		memo, _, err := e.k.ch.Issue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.k.memo = memo
+		_, err = e.s.Settle(ctx, e.verified(t))
+		return err
+	}
+	for i := 0; i < 2; i++ {
+		wantReason(t, pay(), ReasonTransactionFailed)
+		e.advance(10 * time.Minute)
+	}
+	if lost != 20002 {
+		t.Fatalf("lamports lost %d, want 20002 (each failed landing's fee recorded)", lost)
+	}
+	sims := e.chain.simulateCt
+	err := pay()
+	th, ok := err.(*Throttled)
+	if !ok || th.Reason != ReasonPayerFeeBudget || th.RetryAfter != 40*time.Minute {
+		t.Fatalf("third payment: %v, want throttled payer_fee_budget for 40m", err)
+	}
+	if e.chain.simulateCt != sims || e.chain.sends != 2 {
+		t.Fatal("a throttled payment reached the RPC")
+	}
+	e.advance(40 * time.Minute) // the first failure leaves the window
+	e.chain.statusErr = nil
+	if err := pay(); err != nil {
+		t.Fatalf("after the window: %v", err)
+	}
 }

@@ -19,6 +19,10 @@ type (
 	SQLStore = settlement.SQLStore
 	// SQLDB is the database surface SQLStore needs.
 	SQLDB = settlement.SQLDB
+	// FailedFee is one failed payment of a payer (the fee budget's input).
+	FailedFee = settlement.FailedFee
+	// Retention says how long finished settlement rows are kept.
+	Retention = settlement.Retention
 )
 
 // Settlement states and store errors (see server/settlement).
@@ -30,6 +34,7 @@ const (
 	StatusReleased    = settlement.StatusReleased
 	StatusFailed      = settlement.StatusFailed
 	ReasonUndelivered = settlement.ReasonUndelivered
+	ReasonRefunded    = settlement.ReasonRefunded
 )
 
 var (

@@ -117,7 +117,7 @@ func refundStranded(ctx context.Context, st store.Store, tx string) (int64, bool
 	if err := st.MarkRefund(ctx, id); err != nil {
 		return 0, false, err
 	}
-	row.Status, row.Reason, row.LedgerID, row.UpdatedAt = x402.StatusFailed, "refunded", &id, time.Now().UTC()
+	row.Status, row.Reason, row.LedgerID, row.UpdatedAt = x402.StatusFailed, x402.ReasonRefunded, &id, time.Now().UTC()
 	if ok, err := so.Settlements().Update(ctx, row, x402.StatusSettled); err != nil || !ok {
 		return id, true, fmt.Errorf("ledger refund: settlement row changed while refunding")
 	}
@@ -364,7 +364,8 @@ func failedFees(ctx context.Context, st store.Store) (lamports, transactions int
 		return 0, 0, err
 	}
 	for _, r := range rows {
-		if r.FeeLamports != nil && r.Network == x402.Mainnet.CAIP2 {
+		// A refunded row's fee paid for a transfer that landed; it was not lost.
+		if r.FeeLamports != nil && r.Network == x402.Mainnet.CAIP2 && r.Reason != x402.ReasonRefunded {
 			lamports += *r.FeeLamports
 			transactions++
 		}

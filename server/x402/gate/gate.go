@@ -194,7 +194,16 @@ func (g *Gate) Require(c echo.Context, q api.Quote) (*api.Payment, error) {
 	if err != nil {
 		var rj *x402.Rejection
 		var un *x402.Unavailable
+		var th *x402.Throttled
 		switch {
+		case errors.As(err, &th):
+			g.log.Info("payment throttled", "item", th.Item, "reason", th.Reason)
+			cors(c)
+			h := c.Response().Header()
+			h.Set("Retry-After", strconv.Itoa(int(th.RetryAfter.Seconds())+1))
+			h.Set("Cache-Control", "no-store")
+			return nil, c.JSON(http.StatusTooManyRequests, PaymentError{Kind: "error", Error: th.Reason,
+				Detail: "this payer wallet's failed transactions used up the fee budget of the last hour; nothing was broadcast or charged; retry after the time in Retry-After"})
 		case errors.As(err, &rj):
 			g.log.Info("payment refused", "item", rj.Item, "reason", rj.Reason)
 			return nil, g.require402(c, q, rj.Reason, &x402.SettlementResponse{Success: false, ErrorReason: rj.Reason,

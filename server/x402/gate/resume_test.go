@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/scopehygiene/scope-hygiene/server/internal/schematest"
 	"github.com/scopehygiene/scope-hygiene/server/siwx"
 	"github.com/scopehygiene/scope-hygiene/server/x402"
+	"github.com/scopehygiene/scope-hygiene/server/x402/x402test"
 )
 
 var (
@@ -179,7 +181,15 @@ func (slowChain) Status(context.Context, solana.Signature) (*x402.SigStatus, err
 func (slowChain) Transaction(context.Context, solana.Signature) (*x402.Outcome, error) {
 	return nil, x402.ErrTxNotFound
 }
-func (slowChain) Account(context.Context, solana.PublicKey) (*x402.Account, error) { return nil, nil }
+// Account answers the payer's USDC account holding one price (the balance check right before
+// the broadcast passes) and nothing else.
+func (slowChain) Account(_ context.Context, pk solana.PublicKey) (*x402.Account, error) {
+	src, _, _ := solana.FindAssociatedTokenAddress(payerKey.PublicKey(), x402.Devnet.USDCMint)
+	if pk.Equals(src) {
+		return x402test.TokenAccount(x402.Devnet.USDCMint, payerKey.PublicKey(), 50000), nil
+	}
+	return nil, nil
+}
 
 // TestBroadcastPaymentPendingIs202: a broadcast payment whose confirmation outlasts the request
 // is answered 202 with PAYMENT-RESPONSE naming the transaction (status pending) and a body that
@@ -221,5 +231,63 @@ func TestBroadcastPaymentPendingIs202(t *testing.T) {
 	rec = r.do(http.MethodPost, "/audit", exportBody, map[string]string{x402.HeaderPaymentSignature: hv2})
 	if rec.Code != http.StatusPaymentRequired || !bytes.Contains(rec.Body.Bytes(), []byte(x402.ReasonPayerBusy)) {
 		t.Fatalf("second in-flight payment of one payer: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// failingChain lands every payment with an error (the payer's account emptied by a racing
+// transfer after every check): our fee payer pays 10 001 lamports each time.
+type failingChain struct {
+	slowChain
+	mu    sync.Mutex
+	sends int
+}
+
+func (f *failingChain) Send(context.Context, []byte) (solana.Signature, error) {
+	f.mu.Lock()
+	f.sends++
+	f.mu.Unlock()
+	return solana.Signature{}, nil
+}
+
+var landedError = map[string]any{"InstructionError": []any{2, map[string]any{"Custom": 1}}}
+
+func (f *failingChain) Status(context.Context, solana.Signature) (*x402.SigStatus, error) {
+	return &x402.SigStatus{Slot: 9, Err: landedError, Confirmation: "confirmed"}, nil
+}
+func (f *failingChain) Transaction(context.Context, solana.Signature) (*x402.Outcome, error) {
+	return &x402.Outcome{Slot: 9, Fee: 10001, Err: landedError}, nil
+}
+
+// TestFeeBudgetPerPayer: once a payer's failed transactions have cost the fee payer its budget
+// for the hour, its next payment is answered 429 payer_fee_budget with Retry-After, before any
+// broadcast, and the body validates against the payment-error schema.
+func TestFeeBudgetPerPayer(t *testing.T) {
+	ms := x402.NewMemStore()
+	chain := &failingChain{}
+	r := newRigWith(t, priced(t, "50000", "$0.05"), "https://audit.example.com", ms, chain)
+	r.gate.Settler().PollInterval = time.Millisecond
+	r.gate.Settler().FeeBudget = 25_000 // two failures at 10 001, not a third
+	for i := 0; i < 2; i++ {
+		hv, _ := payment(t, r, r.memo(t))
+		rec := r.do(http.MethodPost, "/audit", exportBody, map[string]string{x402.HeaderPaymentSignature: hv})
+		if rec.Code != http.StatusPaymentRequired || !bytes.Contains(rec.Body.Bytes(), []byte(x402.ReasonTransactionFailed)) {
+			t.Fatalf("failed payment %d: %d %s", i, rec.Code, rec.Body)
+		}
+	}
+	hv, sig := payment(t, r, r.memo(t))
+	rec := r.do(http.MethodPost, "/audit", exportBody, map[string]string{x402.HeaderPaymentSignature: hv})
+	if rec.Code != http.StatusTooManyRequests || !bytes.Contains(rec.Body.Bytes(), []byte(x402.ReasonPayerFeeBudget)) {
+		t.Fatalf("third payment past the fee budget: %d %s", rec.Code, rec.Body)
+	}
+	schematest.Check(t, "payment-error", "", rec.Body.Bytes())
+	if ra := rec.Header().Get("Retry-After"); ra != "3601" {
+		// The rig's clock stands still: the oldest failure leaves the window in one hour.
+		t.Fatalf("Retry-After %q, want 3601", ra)
+	}
+	if chain.sends != 2 {
+		t.Fatalf("%d broadcasts, want 2 (none for the throttled payment)", chain.sends)
+	}
+	if row, err := ms.Get(context.Background(), sig); err != nil || row.Status != x402.StatusReleased {
+		t.Fatalf("throttled payment's row %+v %v, want released", row, err)
 	}
 }
