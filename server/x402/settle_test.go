@@ -131,6 +131,7 @@ func (f *fakeChain) Transaction(_ context.Context, sig solana.Signature) (*Outco
 	}
 	return o, nil
 }
+
 // Account answers the client's USDC account (its balance, rich by default) and nothing else.
 func (f *fakeChain) Account(_ context.Context, pk solana.PublicKey) (*Account, error) {
 	f.mu.Lock()

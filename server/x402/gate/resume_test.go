@@ -181,6 +181,7 @@ func (slowChain) Status(context.Context, solana.Signature) (*x402.SigStatus, err
 func (slowChain) Transaction(context.Context, solana.Signature) (*x402.Outcome, error) {
 	return nil, x402.ErrTxNotFound
 }
+
 // Account answers the payer's USDC account holding one price (the balance check right before
 // the broadcast passes) and nothing else.
 func (slowChain) Account(_ context.Context, pk solana.PublicKey) (*x402.Account, error) {
