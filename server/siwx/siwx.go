@@ -33,6 +33,9 @@ const (
 const (
 	// NonceTTL is how long a challenge can be answered (expirationTime - issuedAt).
 	NonceTTL = 5 * time.Minute
+	// NonceKeepMargin is how long a spent nonce is kept past its challenge's expiry before the
+	// sweep may delete it: a replica whose clock runs behind still refuses its replay.
+	NonceKeepMargin = time.Minute
 	// MaxHeaderBytes caps the SIGN-IN-WITH-X header before decoding.
 	MaxHeaderBytes = 4096
 	// timeLayout is the ISO 8601 form of JavaScript's toISOString, which the x402 client echoes.
@@ -332,7 +335,8 @@ func (p *Prover) Check(pr *Proof, t Target) (string, error) {
 }
 
 // Verify checks a proof header for t and consumes its nonce: a proof proves once. The nonce is
-// kept until the challenge's expiry (issuedAt + NonceTTL), after which a sweep deletes it.
+// kept until the challenge's expiry (issuedAt + NonceTTL) plus NonceKeepMargin, after which a
+// sweep deletes it.
 func (p *Prover) Verify(ctx context.Context, header string, t Target) (string, error) {
 	pr, err := ParseHeader(header)
 	if err != nil {
@@ -343,7 +347,7 @@ func (p *Prover) Verify(ctx context.Context, header string, t Target) (string, e
 		return "", err
 	}
 	issued, _ := parseTime(pr.IssuedAt)
-	fresh, err := p.store.ConsumeNonce(ctx, pr.Nonce, issued.Add(NonceTTL))
+	fresh, err := p.store.ConsumeNonce(ctx, pr.Nonce, issued.Add(NonceTTL+NonceKeepMargin))
 	if err != nil {
 		return "", fmt.Errorf("siwx: consume nonce: %w", err)
 	}

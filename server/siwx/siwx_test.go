@@ -261,3 +261,30 @@ func b58(b []byte) string {
 	}
 	return sigString(s)
 }
+
+// expiryNonces records the expiry a proof asks the store to keep its nonce until.
+type expiryNonces struct{ expires time.Time }
+
+func (e *expiryNonces) ConsumeNonce(_ context.Context, _ string, expires time.Time) (bool, error) {
+	e.expires = expires
+	return true, nil
+}
+
+// TestNonceKeptPastExpiryWithMargin: a spent nonce is stored until its challenge's expiry plus
+// NonceKeepMargin, so a sweep on a replica whose clock runs ahead cannot make it reusable on
+// one whose clock runs behind.
+func TestNonceKeptPastExpiryWithMargin(t *testing.T) {
+	now := t0
+	st := &expiryNonces{}
+	p, err := New(bytes.Repeat([]byte{3}, 32), []string{devnet}, st, func() time.Time { return now })
+	if err != nil {
+		t.Fatal(err)
+	}
+	hv := signed(t, p, target, ed25519.NewKeyFromSeed(bytes.Repeat([]byte{8}, 32)), nil)
+	if _, err := p.Verify(context.Background(), hv, target); err != nil {
+		t.Fatal(err)
+	}
+	if want := t0.Add(NonceTTL + NonceKeepMargin); !st.expires.Equal(want) {
+		t.Fatalf("nonce kept until %s, want %s", st.expires, want)
+	}
+}

@@ -193,15 +193,24 @@ func Decide(now time.Time, day string, used int, lastMS int64, limits FreeLimits
 }
 
 // Sweeper deletes operational rows that have outlived their purpose, in bounded batches: spent
-// sign-in-with-x nonces past their challenge's expiry, and free-tier rows of a past day whose
-// minimum interval has passed (a new day starts every count at zero anyway). Both backends
-// implement it.
+// sign-in-with-x nonces past their challenge's expiry and margin, free-tier rows of a past day
+// whose minimum interval has passed (a new day starts every count at zero anyway), and finished
+// x402 settlement rows past settlement.DefaultRetention (never one still owed an answer). Each
+// call deletes at most batch rows of each table; call it again while a count equals batch.
+// Both backends implement it. The ledger is never swept.
 type Sweeper interface {
 	Sweep(ctx context.Context, now time.Time, minInterval time.Duration, batch int) (SweepResult, error)
 }
 
 // SweepResult counts the rows one Sweep deleted.
 type SweepResult struct {
-	Nonces   int64
-	FreeTier int64
+	Nonces      int64
+	FreeTier    int64
+	Settlements int64
+}
+
+// More reports whether a table filled its batch, so rows may remain.
+func (r SweepResult) More(batch int) bool {
+	b := int64(batch)
+	return r.Nonces >= b || r.FreeTier >= b || r.Settlements >= b
 }

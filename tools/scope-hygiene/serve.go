@@ -193,7 +193,11 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 	return nil
 }
 
-// sweep deletes spent nonces and finished free-tier rows every minute, in batches of 1,000.
+// sweepBatch bounds every sweep statement, so a sweep never holds a table for long.
+const sweepBatch = 500
+
+// sweep deletes spent nonces, finished free-tier rows and finished settlement rows every
+// minute, in batches of sweepBatch rows per statement, looping until no table fills a batch.
 func sweep(ctx context.Context, sw store.Sweeper, ps *rules.ProgramSet, logger *slog.Logger) {
 	_, interval := ps.FreeTier()
 	t := time.NewTicker(time.Minute)
@@ -203,18 +207,29 @@ func sweep(ctx context.Context, sw store.Sweeper, ps *rules.ProgramSet, logger *
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			for i := 0; i < 10; i++ {
-				r, err := sw.Sweep(ctx, time.Now(), interval, 1000)
-				if err != nil {
-					logger.Warn("sweep failed", "reason", "store_error")
-					break
-				}
-				if r.Nonces < 1000 && r.FreeTier < 1000 {
-					break
-				}
+			if _, err := sweepAll(ctx, sw, time.Now(), interval, sweepBatch); err != nil {
+				logger.Warn("sweep failed", "reason", "store_error")
 			}
 		}
 	}
+}
+
+// sweepAll runs Sweep until no table filled its batch (or ctx ends) and sums what it deleted.
+func sweepAll(ctx context.Context, sw store.Sweeper, now time.Time, interval time.Duration, batch int) (store.SweepResult, error) {
+	var total store.SweepResult
+	for ctx.Err() == nil {
+		r, err := sw.Sweep(ctx, now, interval, batch)
+		if err != nil {
+			return total, err
+		}
+		total.Nonces += r.Nonces
+		total.FreeTier += r.FreeTier
+		total.Settlements += r.Settlements
+		if !r.More(batch) {
+			break
+		}
+	}
+	return total, ctx.Err()
 }
 
 // timeoutBody is the static answer to a request that ran out of time.

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,6 +33,11 @@ type payConfig struct {
 	RatesCSV         string
 	CADBasis         string
 	ReconcileEvery   time.Duration
+	// FeeBudget is the lamports the fee payer may spend on one payer's failed transactions in
+	// a rolling hour (0 turns the budget off).
+	FeeBudget int64
+	// badEnv names an environment value that did not parse (reported when payments start).
+	badEnv string
 }
 
 // payFlags declares the x402 flags on fs (defaults from the environment).
@@ -49,6 +55,15 @@ func payFlags(fs *flag.FlagSet, p *payConfig, getenv func(string) string) {
 	str(&p.ChallengeKeyFile, "x402-challenge-key-file", "var/x402-challenge.key", "HMAC key for payment challenges (hex, >= 32 bytes); generated when missing; env SCOPE_HYGIENE_X402_CHALLENGE_KEY also works")
 	str(&p.RatesCSV, "x402-rates-csv", "", "daily USD/CAD rates CSV (date,rate) for the ledger's CAD block; days missing are cad_pending")
 	str(&p.CADBasis, "x402-cad-basis", x402.DefaultCADBasis, "basis stated with every CAD rate")
+	budget := int64(x402.DefaultFeeBudgetLamports)
+	if v := getenv(envName("x402-fee-budget")); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			p.badEnv = envName("x402-fee-budget") + ": not a whole number of lamports"
+		}
+		budget = n
+	}
+	fs.Int64Var(&p.FeeBudget, "x402-fee-budget", budget, "lamports the fee payer may spend on one payer wallet's failed transactions in a rolling hour; past it that payer's payments get 429 payer_fee_budget before any broadcast (0: no budget) (env "+envName("x402-fee-budget")+")")
 	p.ReconcileEvery = 15 * time.Second
 }
 
@@ -118,6 +133,9 @@ func loadChallengeKey(path, env string, getenv func(string) string) ([]byte, err
 // It returns nil (the API's default: 402 stating the price, no payment accepted) when no payTo
 // wallet is configured.
 func startPayments(ctx context.Context, p payConfig, price x402.Price, st store.Store, logger *slog.Logger) (api.Payments, error) {
+	if p.badEnv != "" {
+		return nil, errors.New(p.badEnv)
+	}
 	if p.PayTo == "" {
 		logger.Warn("x402 payments disabled: no payTo wallet configured (set -x402-pay-to or SCOPE_HYGIENE_X402_PAY_TO)")
 		return nil, nil
@@ -172,6 +190,10 @@ func startPayments(ctx context.Context, p payConfig, price x402.Price, st store.
 	if err == nil && len(problems) == 0 {
 		logger.Info("x402 ready", "network", nw.CAIP2, "pay_to", payTo.String(), "fee_payer", fee.PublicKey().String())
 	}
+	if p.FeeBudget < 0 {
+		return nil, errors.New("x402: the fee budget cannot be negative")
+	}
+	g.Settler().FeeBudget = p.FeeBudget
 	go g.Settler().RunReconciler(ctx, p.ReconcileEvery)
 	return g, nil
 }

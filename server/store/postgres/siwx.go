@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/scopehygiene/scope-hygiene/server/settlement"
 	"github.com/scopehygiene/scope-hygiene/server/store"
 )
 
@@ -19,8 +20,8 @@ func (s *Store) ConsumeNonce(ctx context.Context, nonce string, expires time.Tim
 	return tag.RowsAffected() == 1, nil
 }
 
-// Sweep implements store.Sweeper: at most batch expired nonces and batch free-tier rows whose
-// day is over and whose interval has passed.
+// Sweep implements store.Sweeper: at most batch expired nonces, batch free-tier rows whose day
+// is over and whose interval has passed, and batch finished settlement rows past their retention.
 func (s *Store) Sweep(ctx context.Context, now time.Time, minInterval time.Duration, batch int) (store.SweepResult, error) {
 	var r store.SweepResult
 	tag, err := s.pool.Exec(ctx, `DELETE FROM siwx_nonces WHERE nonce IN (SELECT nonce FROM siwx_nonces WHERE expires_ms <= $1 LIMIT $2)`,
@@ -35,5 +36,10 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, minInterval time.Durat
 		return r, fmt.Errorf("postgres: sweep free tier: %w", err)
 	}
 	r.FreeTier = tag.RowsAffected()
+	n, err := s.Settlements().Sweep(ctx, now, settlement.DefaultRetention, batch)
+	if err != nil {
+		return r, fmt.Errorf("postgres: %w", err)
+	}
+	r.Settlements = n
 	return r, nil
 }

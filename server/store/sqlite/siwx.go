@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/scopehygiene/scope-hygiene/server/settlement"
 	"github.com/scopehygiene/scope-hygiene/server/store"
 )
 
@@ -23,8 +24,8 @@ func (s *Store) ConsumeNonce(ctx context.Context, nonce string, expires time.Tim
 	return n == 1, nil
 }
 
-// Sweep implements store.Sweeper: at most batch expired nonces and batch free-tier rows whose
-// day is over and whose interval has passed.
+// Sweep implements store.Sweeper: at most batch expired nonces, batch free-tier rows whose day
+// is over and whose interval has passed, and batch finished settlement rows past their retention.
 func (s *Store) Sweep(ctx context.Context, now time.Time, minInterval time.Duration, batch int) (store.SweepResult, error) {
 	var r store.SweepResult
 	res, err := s.db.ExecContext(ctx, `DELETE FROM siwx_nonces WHERE nonce IN (SELECT nonce FROM siwx_nonces WHERE expires_ms <= ? LIMIT ?)`,
@@ -41,5 +42,10 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, minInterval time.Durat
 	}
 	n, _ = res.RowsAffected()
 	r.FreeTier = n
+	n, err = s.Settlements().Sweep(ctx, now, settlement.DefaultRetention, batch)
+	if err != nil {
+		return r, fmt.Errorf("sqlite: %w", err)
+	}
+	r.Settlements = n
 	return r, nil
 }

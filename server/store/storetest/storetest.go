@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/scopehygiene/scope-hygiene/server/settlement"
 	"github.com/scopehygiene/scope-hygiene/server/store"
 )
 
@@ -31,6 +32,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"FreeTierConcurrentDaily", testFreeTierConcurrentDaily},
 		{"Tripwires", testTripwires},
 		{"MigrationsIdempotent", testMigrationsIdempotent},
+		{"SweepKeepsLedgerAndOwedPayments", testSweepKeepsLedger},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, fresh(t)) })
@@ -284,5 +286,41 @@ func testLedgerOneRowPerPayment(t *testing.T, open Opener) {
 	rows, err := s.ListLedger(ctx, 0, 100)
 	if err != nil || len(rows) != 3 {
 		t.Fatalf("ledger has %d rows (%v), want 3", len(rows), err)
+	}
+}
+
+// testSweepKeepsLedger: the sweep deletes finished settlement rows past their retention, counts
+// them, and leaves the closed ledger and a settled-but-undelivered payment alone, however old.
+func testSweepKeepsLedger(t *testing.T, open Opener) {
+	ctx := context.Background()
+	st := open(t)
+	sw, ok := st.(store.Sweeper)
+	so, ok2 := st.(interface{ Settlements() settlement.Store })
+	if !ok || !ok2 {
+		t.Fatal("backend has no sweeper or no settlement table")
+	}
+	now := time.UnixMilli(1_800_000_000_000).UTC()
+	old := now.Add(-30 * 24 * time.Hour)
+	fee := int64(10001)
+	if _, err := st.AppendLedger(ctx, store.LedgerEntry{PayerWallet: "w", Timestamp: old, Day: store.Day(old), PriceUSDCUnits: 50000,
+		CAD: store.CADBlock{Pending: true}, PaymentTx: "delivered", SolanaFeeLamports: &fee, CriteriaVersion: "1.0.1", Op: store.OpAudit}); err != nil {
+		t.Fatal(err)
+	}
+	for i, status := range []settlement.Status{settlement.StatusDelivered, settlement.StatusSettled} {
+		r := &settlement.Settlement{TxSig: string(status), Challenge: "c" + string(status), ChallengeExpiry: old, Payer: "p" + string(rune('0'+i)),
+			Network: "solana:test", Blockhash: "bh", Status: status, FeeLamports: &fee, CreatedAt: old, UpdatedAt: old, SettledAt: &old}
+		if _, err := so.Settlements().Reserve(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := sw.Sweep(ctx, now, 5*time.Second, 500)
+	if err != nil || r.Settlements != 1 || r.More(500) {
+		t.Fatalf("sweep %+v %v, want one settlement row", r, err)
+	}
+	if _, err := so.Settlements().Get(ctx, string(settlement.StatusSettled)); err != nil {
+		t.Fatalf("the undelivered payment was swept: %v", err)
+	}
+	if rows, err := st.ListLedger(ctx, 0, 10); err != nil || len(rows) != 1 {
+		t.Fatalf("ledger after the sweep: %d rows %v, want 1", len(rows), err)
 	}
 }

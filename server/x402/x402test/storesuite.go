@@ -188,4 +188,89 @@ func RunStoreSuite(t *testing.T, open func(t *testing.T) x402.SettlementStore) {
 			t.Fatalf("list: %v %v", l, err)
 		}
 	})
+
+	// Finished rows are swept after their retention, in bounded batches; a row still owed an
+	// answer (reserved, submitted, settled and undelivered, however old) never is.
+	t.Run("sweep_retention", func(t *testing.T) {
+		st := open(t)
+		rt := x402.Retention{Done: 10 * time.Minute, Failed: 24 * time.Hour}
+		fee := int64(10001)
+		add := func(sig string, status x402.Status, reason string, age time.Duration) {
+			r := row(sig, "c-"+sig, now.Add(-age))
+			r.Payer, r.Status, r.Reason, r.ChallengeExpiry = "p-"+sig, status, reason, now.Add(-age+2*time.Minute)
+			if status == x402.StatusFailed || status == x402.StatusSettled || status == x402.StatusDelivered {
+				r.FeeLamports = &fee
+				at := now.Add(-age)
+				r.SettledAt = &at
+			}
+			if _, err := st.Reserve(ctx, r); err != nil {
+				t.Fatalf("reserve %s: %v", sig, err)
+			}
+		}
+		gone := []string{"delivered-old", "released-old", "refunded-old", "failed-day-old", "delivered-old-2"}
+		kept := []string{"delivered-recent", "challenge-live", "failed-hour-old", "settled-two-days", "submitted-old", "reserved-old"}
+		add("delivered-old", x402.StatusDelivered, "", time.Hour)
+		add("delivered-old-2", x402.StatusDelivered, "", 2*time.Hour)
+		add("released-old", x402.StatusReleased, x402.ReasonBlockhashExpired, time.Hour)
+		add("refunded-old", x402.StatusFailed, x402.ReasonRefunded, time.Hour)
+		add("failed-day-old", x402.StatusFailed, x402.ReasonTransactionFailed, 25*time.Hour)
+		add("delivered-recent", x402.StatusDelivered, "", 5*time.Minute)
+		add("challenge-live", x402.StatusReleased, x402.ReasonBlockhashExpired, 11*time.Minute) // challenge expired 9 min ago
+		add("failed-hour-old", x402.StatusFailed, x402.ReasonTransactionFailed, time.Hour)
+		add("settled-two-days", x402.StatusSettled, "", 48*time.Hour)
+		add("submitted-old", x402.StatusSubmitted, "", 48*time.Hour)
+		add("reserved-old", x402.StatusReserved, "", 48*time.Hour)
+		n, err := st.Sweep(ctx, now, rt, 2)
+		if err != nil || n != 2 {
+			t.Fatalf("first batch: %d %v, want 2 (bounded)", n, err)
+		}
+		total := n
+		for n == 2 {
+			if n, err = st.Sweep(ctx, now, rt, 2); err != nil {
+				t.Fatal(err)
+			}
+			total += n
+		}
+		if total != int64(len(gone)) {
+			t.Fatalf("swept %d rows, want %d", total, len(gone))
+		}
+		for _, sig := range gone {
+			if _, err := st.Get(ctx, sig); !errors.Is(err, x402.ErrSettlementNotFound) {
+				t.Errorf("%s survived the sweep: %v", sig, err)
+			}
+		}
+		for _, sig := range kept {
+			if _, err := st.Get(ctx, sig); err != nil {
+				t.Errorf("%s was swept: %v", sig, err)
+			}
+		}
+	})
+
+	// The fee budget reads a payer's failed rows of the window, oldest first, refunds excluded.
+	t.Run("failed_fees", func(t *testing.T) {
+		st := open(t)
+		put := func(sig, payer string, status x402.Status, reason string, age time.Duration, fee *int64) {
+			r := row(sig, "c-"+sig, now.Add(-age))
+			r.Payer, r.Status, r.Reason, r.FeeLamports = payer, status, reason, fee
+			if _, err := st.Reserve(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a, b := int64(10001), int64(15000)
+		put("f1", "w", x402.StatusFailed, x402.ReasonTransactionFailed, 10*time.Minute, &a)
+		put("f2", "w", x402.StatusFailed, x402.ReasonTransactionFailed, 50*time.Minute, &b)
+		put("f3", "w", x402.StatusFailed, x402.ReasonTransactionFailed, 5*time.Minute, nil)
+		put("old", "w", x402.StatusFailed, x402.ReasonTransactionFailed, 2*time.Hour, &a)
+		put("refund", "w", x402.StatusFailed, x402.ReasonRefunded, time.Minute, &a)
+		put("ok", "w", x402.StatusDelivered, "", time.Minute, &a)
+		put("other", "v", x402.StatusFailed, x402.ReasonTransactionFailed, time.Minute, &a)
+		got, err := st.FailedFees(ctx, "w", now.Add(-time.Hour), 100)
+		if err != nil || len(got) != 3 {
+			t.Fatalf("failed fees %+v %v, want f2, f1, f3", got, err)
+		}
+		if got[0].Lamports == nil || *got[0].Lamports != b || !got[0].At.Equal(now.Add(-50*time.Minute)) ||
+			got[1].Lamports == nil || *got[1].Lamports != a || got[2].Lamports != nil {
+			t.Fatalf("failed fees %+v, want oldest first with the unknown fee as nil", got)
+		}
+	})
 }
