@@ -44,6 +44,7 @@ type world struct {
 	payTo     solana.PublicKey
 	usdc      solana.PublicKey
 	clients   map[string]solana.PrivateKey
+	heldAt    time.Time // when the held payments had been sent (waitDelayedSends)
 }
 
 func ata(owner, mint solana.PublicKey) solana.PublicKey {
@@ -112,20 +113,29 @@ type result struct {
 
 func (w *world) run(scenario, client string, arg string) result {
 	w.t.Helper()
+	r, err := w.runClient(scenario, client, arg)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return r
+}
+
+// runClient runs client.mjs once; it may run on another goroutine (no t.Fatal).
+func (w *world) runClient(scenario, client string, arg string) (result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", "client.mjs", scenario, w.server, w.clientRPC, keygenJSON(w.clients[client]), w.exportF, arg)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	if err != nil {
-		w.t.Fatalf("client %s: %v\n%s", scenario, err, stderr.String())
-	}
 	var r result
-	if err := json.Unmarshal(out, &r); err != nil {
-		w.t.Fatalf("client %s output: %v\n%s", scenario, err, out)
+	if err != nil {
+		return r, fmt.Errorf("client %s: %v\n%s", scenario, err, stderr.String())
 	}
-	return r
+	if err := json.Unmarshal(out, &r); err != nil {
+		return r, fmt.Errorf("client %s output: %v\n%s", scenario, err, out)
+	}
+	return r, nil
 }
 
 func (w *world) ledger() []store.LedgerEntry {
@@ -184,6 +194,8 @@ func startServer(t *testing.T, w *world) {
 		"SCOPE_HYGIENE_X402_PAY_TO="+w.payTo.String(),
 		"SCOPE_HYGIENE_X402_CHALLENGE_KEY="+hex.EncodeToString(bytes.Repeat([]byte{7}, 32)),
 		"SCOPE_HYGIENE_X402_RATES_CSV="+rates,
+		// Two failed landings of 10 001 lamports fit, a third would not (attackCases).
+		"SCOPE_HYGIENE_X402_FEE_BUDGET=25000",
 	)
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
@@ -230,7 +242,7 @@ func TestX402EndToEnd(t *testing.T) {
 	os.WriteFile(w.exportF, []byte(exportBody), 0o600)
 	w.feePayer = solana.NewWallet().PrivateKey
 	w.payTo = solana.NewWallet().PublicKey()
-	for _, n := range []string{"alice", "poor", "single"} {
+	for _, n := range []string{"alice", "poor", "single", "slow", "stranded", "racer", "drainer"} {
 		w.clients[n] = solana.NewWallet().PrivateKey
 	}
 	startFacade(t, w)
@@ -248,7 +260,17 @@ func TestX402EndToEnd(t *testing.T) {
 	w.control("createMint", map[string]any{"mint": otherMint.String(), "decimals": 6})
 	w.control("setTokenAccount", map[string]any{"account": ata(alice, otherMint).String(), "mint": otherMint.String(), "owner": alice.String(), "amount": 1_000_000})
 
+	for _, n := range []string{"slow", "stranded", "racer", "drainer"} {
+		k := w.clients[n].PublicKey()
+		w.control("setTokenAccount", map[string]any{"account": ata(k, w.usdc).String(), "mint": w.usdc.String(), "owner": k.String(), "amount": 50_000})
+	}
+
 	startServer(t, w)
+	// Payments whose confirmation the chain holds (40 s; 10 s for one never collected) run
+	// beside the other cases and are collected at the end (lateCases).
+	slow := w.startLate(t, "slow", 40*time.Second)
+	stranded := w.startLate(t, "stranded", 10*time.Second)
+	w.waitDelayedSends(t, 2)
 	feeBalance := func() int64 {
 		var n int64
 		json.Unmarshal(w.control("balance", map[string]any{"address": w.feePayer.PublicKey().String()}), &n)
@@ -299,8 +321,12 @@ func TestX402EndToEnd(t *testing.T) {
 			t.Fatalf("happy: %+v %+v", p, p.PaymentResponse)
 		}
 		happyTx = p.PaymentResponse.Transaction
-		if before != "0" || w.tokenAmount(w.payTo) != "50000" {
-			t.Fatalf("payTo balance %s → %s, want 0 → 50000", before, w.tokenAmount(w.payTo))
+		// The held payments (lateCases) have already moved their USDC: compare the change.
+		var b, a int
+		fmt.Sscan(before, &b)
+		fmt.Sscan(w.tokenAmount(w.payTo), &a)
+		if a-b != 50000 {
+			t.Fatalf("payTo balance %d → %d, want +50000", b, a)
 		}
 		spent := feeBefore - feeBalance()
 		var row *store.LedgerEntry
@@ -436,6 +462,8 @@ func TestX402EndToEnd(t *testing.T) {
 		}
 	})
 
+	attackCases(t, w)
+	lateCases(t, w, slow, stranded)
 	resumeCases(t, w) // before siwxCases, whose storm spends this address's challenge budget
 	siwxCases(t, w)
 

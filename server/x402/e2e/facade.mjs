@@ -66,18 +66,37 @@ function errJSON(e) {
   return String(e);
 }
 
-function simulate(bytes) {
+// Race and delay hooks (set by control operations, used by the attack cases).
+let drainAfterSimulate = null; // token account emptied after the server's next passing simulation
+let drainBeforeSend = null; // token account emptied right before the next send lands
+const confirmDelay = new Map(); // payer address -> ms its transactions' statuses stay unknown
+let delayedSent = 0;
+
+function setAmount(account, amount) {
+  const a = svm.getAccount(address(account));
+  if (!a.exists) return;
+  const d = new Uint8Array(a.data);
+  d.set(u64le(amount), 64);
+  svm.setAccount({ address: address(account), data: d, executable: a.executable, lamports: a.lamports, programAddress: a.programAddress, space: BigInt(d.length) });
+}
+
+function simulate(bytes, side) {
   const { tx } = decodeWire(bytes);
   const r = svm.simulateTransaction(tx);
   if (typeof r.err === "function") {
     return { err: errJSON(r.err()), logs: r.meta().logs(), unitsConsumed: Number(r.meta().computeUnitsConsumed()) };
   }
+  if (side === "server" && drainAfterSimulate) { setAmount(drainAfterSimulate, 0); drainAfterSimulate = null; }
   return { err: null, logs: r.meta().logs(), unitsConsumed: Number(r.meta().computeUnitsConsumed()) };
 }
 
 function send(bytes) {
   const { tx, msg, sig, version } = decodeWire(bytes);
   const keys = msg.staticAccounts.map(String);
+  if (drainBeforeSend) { setAmount(drainBeforeSend, 0); drainBeforeSend = null; }
+  // Account 1 is the client signer (the payer): its transactions may confirm late on purpose.
+  const delay = confirmDelay.get(keys[1]) ?? 0;
+  if (delay > 0) delayedSent++;
   const pre = keys.map((k) => Number(svm.getBalance(address(k)) ?? 0n));
   const preTok = tokenBalances(keys);
   const r = svm.sendTransaction(tx);
@@ -89,7 +108,7 @@ function send(bytes) {
     slot: Number(slot), raw: bytes, version: version === "legacy" ? "legacy" : 0,
     err: failed ? errJSON(r.err()) : null,
     fee: pre[0] - post[0], pre, post, preTok, postTok: tokenBalances(keys),
-    logs: (failed ? r.meta() : r).logs(),
+    logs: (failed ? r.meta() : r).logs(), visibleAt: Date.now() + delay,
   });
   return sig;
 }
@@ -103,16 +122,16 @@ const methods = {
   isBlockhashValid: ([h]) => ({ context: ctx(), value: h === svm.latestBlockhash() }),
   getBlockHeight: () => Number(slot),
   getSlot: () => Number(slot),
-  simulateTransaction: ([s]) => ({ context: ctx(), value: { ...simulate(new Uint8Array(b64.encode(s))), accounts: null, returnData: null } }),
+  simulateTransaction: ([s], side) => ({ context: ctx(), value: { ...simulate(new Uint8Array(b64.encode(s)), side), accounts: null, returnData: null } }),
   sendTransaction: ([s]) => send(new Uint8Array(b64.encode(s))),
   getSignatureStatuses: ([sigs]) => ({ context: ctx(), value: sigs.map((s) => {
     const h = statusesHidden ? undefined : history.get(s);
-    if (!h) return null;
+    if (!h || Date.now() < h.visibleAt) return null;
     return { slot: h.slot, confirmations: null, err: h.err, confirmationStatus: "finalized", status: h.err ? { Err: h.err } : { Ok: null } };
   }) }),
   getTransaction: ([s, opts]) => {
     const h = history.get(s);
-    if (!h) return null;
+    if (!h || Date.now() < h.visibleAt) return null;
     if (h.version === 0 && (opts?.maxSupportedTransactionVersion === undefined)) {
       const e = new Error("Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: \"maxSupportedTransactionVersion\": 0");
       e.code = -32015;
@@ -156,6 +175,14 @@ const control = {
   // Confirmation that outlasts the request: statuses read as unknown until shown again.
   hideStatuses: ({ hide }) => { statusesHidden = !!hide; return true; },
   calls: () => calls,
+  // A transfer racing ours: the account is emptied after the server's next passing simulation.
+  drainAfterSimulate: ({ account }) => { drainAfterSimulate = account; return true; },
+  // A transfer landing first: the account is emptied right before the next send executes, so
+  // the payment lands with an error and the fee payer pays its fee.
+  drainBeforeSend: ({ account }) => { drainBeforeSend = account; return true; },
+  // Confirmation held: statuses of this payer's transactions stay unknown for ms after sending.
+  delayConfirmation: ({ payer, ms }) => { confirmDelay.set(payer, ms); return true; },
+  delayedSent: () => delayedSent,
 };
 
 function handler(side) {
@@ -174,7 +201,7 @@ function handler(side) {
       const fn = methods[msg.method];
       if (!fn) return reply({ jsonrpc: "2.0", id: msg.id, error: { code: -32601, message: "Method not found" } });
       try {
-        reply({ jsonrpc: "2.0", id: msg.id, result: fn(msg.params ?? []) });
+        reply({ jsonrpc: "2.0", id: msg.id, result: fn(msg.params ?? [], side) });
       } catch (e) {
         reply({ jsonrpc: "2.0", id: msg.id, error: { code: e.code ?? -32603, message: String(e.message ?? e) } });
       }
