@@ -132,7 +132,7 @@ func attackCases(t *testing.T, w *world) {
 		if feeBalance() != fee || w.sends() != sends || len(w.ledger()) != rows {
 			t.Fatalf("fee payer spent %d lamports, %d broadcasts, %d ledger rows", fee-feeBalance(), w.sends()-sends, len(w.ledger())-rows)
 		}
-		t.Logf("account emptied after simulation: 402 %s, 0 broadcasts, fee payer spent 0", x402.ReasonInsufficientFunds)
+		t.Logf("account emptied after simulation: 402 %s, 0 broadcasts, fee payer spent 0; PAYMENT-RESPONSE %+v", x402.ReasonInsufficientFunds, *r.First.PaymentResponse)
 	})
 
 	// The payer's transfer keeps losing the race on-chain (its account is emptied right before
@@ -161,7 +161,8 @@ func attackCases(t *testing.T, w *world) {
 		if w.sends() != sends || fee-feeBalance() != lost || lost != 2*10001 {
 			t.Fatalf("fee payer lost %d lamports (want 20002, none for the throttled payment), %d broadcasts after the budget", fee-feeBalance(), w.sends()-sends)
 		}
-		t.Logf("fee budget: 2 failed landings cost %d lamports, the third payment got 429 %s with no broadcast", lost, x402.ReasonPayerFeeBudget)
+		t.Logf("fee budget: 2 failed landings cost %d lamports, the third payment got 429 %s with no broadcast\nRetry-After: %s\n%s",
+			lost, x402.ReasonPayerFeeBudget, r.First.RetryAfter, r.First.Body)
 	})
 }
 
@@ -183,6 +184,7 @@ func lateCases(t *testing.T, w *world, slow, stranded *latePayment) {
 			t.Fatalf("held confirmation: %+v", o)
 		}
 		sig := o.PaymentResponse.Transaction
+		t.Logf("202 body: %s\nPAYMENT-RESPONSE %+v", o.Body, *o.PaymentResponse)
 		if p, ok := w.pending(t)[sig]; !ok || (p.Status != "submitted" && p.Status != "settled") {
 			t.Fatalf("ledger pending before the resume: %+v", p)
 		}
@@ -249,7 +251,9 @@ func lateCases(t *testing.T, w *world, slow, stranded *latePayment) {
 		if p.Status != "settled" || p.Payer != w.clients["stranded"].PublicKey().String() {
 			t.Fatalf("stranded payment never settled by the reconciler: %+v", p)
 		}
+		t.Logf("$ scope-hygiene ledger pending\n%s", w.ledgerCmd(t, "pending"))
 		out := w.ledgerCmd(t, "refund", "-tx", sig)
+		t.Logf("$ scope-hygiene ledger refund -tx %s\n%s", sig, out)
 		var res struct {
 			Refunded int64 `json:"refunded"`
 			Stranded bool  `json:"stranded"`
@@ -272,6 +276,7 @@ func lateCases(t *testing.T, w *world, slow, stranded *latePayment) {
 		if _, ok := w.pending(t)[sig]; ok {
 			t.Fatal("a refunded payment is still listed by ledger pending")
 		}
+		t.Logf("$ scope-hygiene ledger pending\n%s$ scope-hygiene ledger tripwires\n%s", w.ledgerCmd(t, "pending"), w.ledgerCmd(t, "tripwires"))
 		t.Logf("stranded payment %s: listed pending, refunded as ledger row %d (house)", sig, res.Refunded)
 	})
 }

@@ -27,7 +27,9 @@ async function outcome(res) {
   try { json = JSON.parse(text); } catch {}
   return { status: res.status, paymentRequired: decode(res.headers.get("payment-required")),
     paymentResponse: decode(res.headers.get("payment-response")), expose: res.headers.get("access-control-expose-headers"),
-    kind: json?.kind ?? json?.payload?.kind ?? null, error: json?.error ?? null };
+    kind: json?.kind ?? json?.payload?.kind ?? null, error: json?.error ?? null,
+    // Answers other than a report are static payment bodies, kept for the docs' real output.
+    body: res.status === 200 ? null : text, retryAfter: res.headers.get("retry-after") };
 }
 
 // Build a payment header with the real client for the server's current 402; mutate lets a

@@ -101,6 +101,8 @@ type outcome struct {
 	Expose          string                   `json:"expose"`
 	Kind            string                   `json:"kind"`
 	Error           string                   `json:"error"`
+	Body            string                   `json:"body"`
+	RetryAfter      string                   `json:"retryAfter"`
 }
 
 type result struct {
