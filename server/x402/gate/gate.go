@@ -97,8 +97,8 @@ const DefaultPayerAttemptsPerMinute = 30
 // ReasonHeaderMalformed is the 400 reason of a PAYMENT-SIGNATURE that does not decode.
 const ReasonHeaderMalformed = "payment_header_malformed"
 
-// PaymentError is the body of a payment answer that is not a 402 (400 malformed header, 503
-// settlement unavailable): schema/payment-error.schema.json. Every field is a static string.
+// PaymentError is the body of a payment answer that is not a 402 (400 malformed header, 429
+// payer over a budget, 503 settlement unavailable): schema/payment-error.schema.json. Every field is a static string.
 type PaymentError struct {
 	Kind   string `json:"kind"`
 	Error  string `json:"error"`
