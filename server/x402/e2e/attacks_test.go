@@ -21,7 +21,6 @@ import (
 type latePayment struct {
 	client string
 	delay  time.Duration
-	sent   time.Time
 	done   chan lateResult
 }
 
