@@ -212,7 +212,8 @@ func (s *Settler) sourceCovers(ctx context.Context, ver *Verified) (bool, error)
 }
 
 // Settle reserves, co-signs, simulates, sends and confirms a verified payment, then reads the fee
-// and the balance change. It returns a Receipt, a *Rejection (402) or an *Unavailable (503).
+// and the balance change. It returns a Receipt, a *Rejection (402), a *Throttled (429, the
+// payer over its fee budget) or an *Unavailable (503).
 func (s *Settler) Settle(ctx context.Context, ver *Verified) (*Receipt, error) {
 	signed, sig, err := ver.CoSign(s.cfg.FeePayer)
 	if err != nil {
