@@ -74,12 +74,19 @@ func (s *Server) allowed(path string) (string, bool) {
 	switch path {
 	case "/precheck", "/audit":
 		return "POST, OPTIONS", true
-	case "/criteria", "/healthz", "/livez", "/readyz":
+	case "/criteria", "/healthz", "/livez", "/readyz", "/openapi.json":
 		return "GET, HEAD, OPTIONS", true
+	case "/mcp":
+		if s.cfg.MCP != nil {
+			return "POST, OPTIONS", true
+		}
 	case "/metrics":
 		if !s.cfg.SeparateMetrics {
 			return "GET, HEAD, OPTIONS", true
 		}
+	}
+	if isSchemaPath(path) {
+		return "GET, HEAD, OPTIONS", true
 	}
 	return "", false
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/scopehygiene/scope-hygiene/server/api"
+	"github.com/scopehygiene/scope-hygiene/server/apidoc"
 )
 
 // Every body the service sends validates against a published JSON Schema (schema/). The harness
@@ -152,6 +153,14 @@ func checkBody(t testing.TB, method, path string, r response) {
 	if (name == "report" || name == "precheck") && !bytes.Contains(r.Body, []byte(`"signature":`)) {
 		t.Errorf("%s %s answered an unsigned %s", method, path, name)
 	}
+}
+
+// checkOpenAPI validates one real answer against schema/openapi.json: its status, protocol
+// headers and body as the document describes them for the operation. Paths the document does not
+// describe (NOT COVERED, static 404) are covered by checkBody alone.
+func checkOpenAPI(t testing.TB, req *http.Request, r response) {
+	t.Helper()
+	apidoc.CheckT(t, req, r.Status, r.Header, r.Body)
 }
 
 // TestSchemasRejectWhatTheyMust: the response schemas are not rubber stamps.
