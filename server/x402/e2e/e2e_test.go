@@ -436,6 +436,7 @@ func TestX402EndToEnd(t *testing.T) {
 		}
 	})
 
+	mcpCases(t, w)
 	resumeCases(t, w) // before siwxCases, whose storm spends this address's challenge budget
 	siwxCases(t, w)
 
