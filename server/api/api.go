@@ -106,9 +106,9 @@ type Config struct {
 	CORSOrigins []string
 	// SeparateMetrics leaves /metrics off this handler (it is served on its own address).
 	SeparateMetrics bool
-	// MCP builds the handler of POST /mcp over routes, this server's own handler, with the
-	// criteria's body cap (no /mcp when nil; server/mcp.New is the implementation).
-	MCP func(routes http.Handler, bodyCap int) http.Handler
+	// MCP builds the handler of POST /mcp over routes, this server's own handler (no /mcp when
+	// nil; server/mcp.New is the implementation).
+	MCP func(routes http.Handler, o MCPOptions) http.Handler
 	// Page serves the web page at "/" and its files under "/assets/" (none when nil).
 	Page http.Handler
 }
@@ -197,7 +197,8 @@ func New(cfg Config) (*Server, error) {
 	e.POST("/precheck", s.precheck)
 	e.POST("/audit", s.audit, s.shedAudit)
 	if cfg.MCP != nil {
-		e.POST("/mcp", echo.WrapHandler(cfg.MCP(e, cfg.Criteria.BodyCap())))
+		e.POST("/mcp", echo.WrapHandler(cfg.MCP(e, MCPOptions{BodyCap: cfg.Criteria.BodyCap(),
+			BehindProxy: cfg.TrustProxy || cfg.PublicBaseURL != ""})))
 	}
 	if cfg.Page != nil {
 		e.GET("/", echo.WrapHandler(cfg.Page))

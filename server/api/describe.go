@@ -33,6 +33,15 @@ func (s *Server) schemaFile(c echo.Context) error {
 	return c.Blob(http.StatusOK, "application/schema+json", b)
 }
 
+// MCPOptions is what the /mcp endpoint needs to know of the service.
+type MCPOptions struct {
+	// BodyCap is the criteria's body cap (the export inside tool arguments meets it).
+	BodyCap int
+	// BehindProxy is set when the service runs behind a proxy (a public base URL or a trusted
+	// proxy is configured): requests then arrive on loopback with the public Host.
+	BehindProxy bool
+}
+
 type mcpToolKey struct{}
 
 // WithMCPTool marks a request the MCP endpoint makes on a caller's behalf for tool name: a 402

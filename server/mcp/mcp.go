@@ -14,9 +14,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"strconv"
+	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -50,15 +53,16 @@ const (
 
 // handler is the /mcp endpoint.
 type handler struct {
-	routes   http.Handler
-	envelope int64
-	sdk      *sdk.StreamableHTTPHandler
+	routes      http.Handler
+	envelope    int64
+	behindProxy bool
+	sdk         *sdk.StreamableHTTPHandler
 }
 
-// New returns the /mcp handler over routes (the API's own handler) for exports of up to
-// bodyCap bytes: the signature api.Config.MCP takes.
-func New(routes http.Handler, bodyCap int) http.Handler {
-	h := &handler{routes: routes, envelope: int64(bodyCap) + EnvelopeOverhead}
+// New returns the /mcp handler over routes (the API's own handler): the signature
+// api.Config.MCP takes.
+func New(routes http.Handler, o api.MCPOptions) http.Handler {
+	h := &handler{routes: routes, envelope: int64(o.BodyCap) + EnvelopeOverhead, behindProxy: o.BehindProxy}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "scope-hygiene", Title: "scope-hygiene audit", Version: version()}, &sdk.ServerOptions{
 		Instructions: "Audits the scope hygiene of one AI-agent memory-store export under memory-scope-hygiene/v1. " +
 			"criteria: the published criteria, price and signing key (free). precheck: validate an export and see which factors are assessable (free). " +
@@ -85,9 +89,7 @@ func New(routes http.Handler, bodyCap int) http.Handler {
 		InputSchema: exportIn, OutputSchema: mustSchema("report.schema.json"),
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: false, OpenWorldHint: ptr(false)}},
 		h.tool(ToolAudit, http.MethodPost, "/audit"))
-	// No DNS-rebinding guard: the endpoint holds no ambient credentials (no cookies; the house
-	// token is a bearer header a rebinding page cannot send), exactly like the REST routes it
-	// wraps, and the service is meant to run behind a proxy on loopback with a public Host.
+	// The DNS-rebinding guard is ServeHTTP's (a static answer, and off behind a proxy).
 	h.sdk = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
 		Stateless: true, JSONResponse: true, MaxRequestBodyBytes: h.envelope, DisableLocalhostProtection: true})
 	return h
@@ -104,6 +106,10 @@ type outer struct {
 // ServeHTTP bounds the envelope and refuses what is not JSON with static answers before the
 // SDK parses anything (a JSON syntax error's text would quote a byte of the request).
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.rebound(r) {
+		writeJSON(w, http.StatusForbidden, staticError(http.StatusForbidden))
+		return
+	}
 	if r.ContentLength > h.envelope {
 		writeJSON(w, http.StatusRequestEntityTooLarge, staticError(http.StatusRequestEntityTooLarge))
 		return
@@ -132,6 +138,32 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
 	h.sdk.ServeHTTP(w, r)
+}
+
+// rebound reports a request that reached a loopback listener under a Host that is not a
+// loopback name: a page rebinding its own name to 127.0.0.1. Behind a proxy every request
+// arrives on loopback under the public Host, so the guard is off there.
+func (h *handler) rebound(r *http.Request) bool {
+	if h.behindProxy {
+		return false
+	}
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return false
+	}
+	ap, err := netip.ParseAddrPort(local.String())
+	if err != nil || !ap.Addr().IsLoopback() {
+		return false
+	}
+	host := r.Host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		host = hh
+	}
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return false
+	}
+	a, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	return err != nil || !a.IsLoopback()
 }
 
 // tool answers one tool by the API route method+path.

@@ -415,3 +415,40 @@ func TestMethodsAndMedia(t *testing.T) {
 		t.Errorf("text/plain body: %d, want 415", res.StatusCode)
 	}
 }
+
+// TestDNSRebinding: on a loopback listener a Host that is not a loopback name is refused
+// (403, static) unless the service runs behind a proxy (a public base URL is configured).
+func TestDNSRebinding(t *testing.T) {
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	for _, tc := range []struct {
+		name   string
+		edit   func(*api.Config)
+		host   string
+		status int
+	}{
+		{"evil host on loopback", nil, "evil.example.com", http.StatusForbidden},
+		{"localhost name", nil, "localhost", http.StatusOK},
+		{"behind a proxy", func(c *api.Config) { c.PublicBaseURL = "https://audit.example.com" }, "audit.example.com", http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r *rig
+			if tc.edit != nil {
+				r = newRig(t, tc.edit)
+			} else {
+				r = newRig(t)
+			}
+			req, _ := http.NewRequest(http.MethodPost, r.url, strings.NewReader(initialize))
+			req.Host = tc.host
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != tc.status {
+				t.Errorf("Host %s: %d, want %d", tc.host, res.StatusCode, tc.status)
+			}
+		})
+	}
+}
