@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	solana "github.com/gagliardetto/solana-go"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,6 +29,7 @@ import (
 	"github.com/scopehygiene/scope-hygiene/server/mcp"
 	"github.com/scopehygiene/scope-hygiene/server/metrics"
 	"github.com/scopehygiene/scope-hygiene/server/sign"
+	"github.com/scopehygiene/scope-hygiene/server/siwx"
 	"github.com/scopehygiene/scope-hygiene/server/store/sqlite"
 )
 
@@ -450,5 +452,39 @@ func TestDNSRebinding(t *testing.T) {
 				t.Errorf("Host %s: %d, want %d", tc.host, res.StatusCode, tc.status)
 			}
 		})
+	}
+}
+
+// TestPrecheckCallerProof: a pre-check naming a caller wallet is answered with the same
+// sign-in-with-x challenge as on HTTP (isError, status 401); the proof over it in
+// _meta["x402/sign-in-with-x"] makes the call count against that wallet's allowance.
+func TestPrecheckCallerProof(t *testing.T) {
+	r := newRig(t)
+	s := r.session(nil)
+	key := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{3}, 32))
+	wallet := solana.PrivateKey(key).PublicKey().String()
+	export := `{"caller":"` + wallet + `","family":"mem0","form":"full_text","records":[{"id":"r1","content_text":"x","user_id":"a"}]}`
+	first := call(t, s, mcp.ToolPrecheck, exportArgs(export), nil)
+	if !first.IsError || first.Meta[mcp.MetaHTTPStatus] != float64(401) {
+		t.Fatalf("an unproven caller: isError %v meta %v", first.IsError, first.Meta)
+	}
+	validate(t, "siwx-challenge.schema.json", structured(t, first))
+	var ch api.ProofChallenge
+	if err := json.Unmarshal(structured(t, first), &ch); err != nil {
+		t.Fatal(err)
+	}
+	proof, err := siwx.Sign(ch.Extensions[siwx.Extension], key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := call(t, s, mcp.ToolPrecheck, exportArgs(export), sdk.Meta{mcp.MetaSignInWithX: proof})
+	if ok.IsError {
+		t.Fatalf("a proven caller: %s", structured(t, ok))
+	}
+	validate(t, "precheck.schema.json", structured(t, ok))
+	// The nonce is spent: the same proof again is refused with a fresh challenge.
+	again := call(t, s, mcp.ToolPrecheck, exportArgs(export), sdk.Meta{mcp.MetaSignInWithX: proof})
+	if !again.IsError || !strings.Contains(string(structured(t, again)), siwx.ErrReplayed.Error()) {
+		t.Errorf("a replayed proof: %s", structured(t, again))
 	}
 }
