@@ -53,6 +53,9 @@ func TestAuditPaymentRequired(t *testing.T) {
 	validate(t, "payment-required.schema.json", mustMarshal(map[string]any{"kind": "payment_required", "op": "audit",
 		"price": map[string]any{"usdc_units": 1, "label": "x", "status": "x"}, "network": pr.Accepts[0].Network,
 		"x402Version": pr.X402Version, "error": pr.Error, "resource": pr.Resource, "accepts": pr.Accepts, "extensions": pr.Extensions}))
+	if pr.Error != "x402 payment is required in the call meta" {
+		t.Errorf("error %q, want the MCP wording", pr.Error)
+	}
 	if pr.X402Version != 2 || pr.Resource.URL != "mcp://tool/audit" || len(pr.Accepts) != 1 || pr.Accepts[0].Amount != "50000" {
 		t.Errorf("PaymentRequired = %+v", pr)
 	}

@@ -158,7 +158,11 @@ func (g *Gate) Require(c echo.Context, q api.Quote) (*api.Payment, error) {
 	}
 	hdr := c.Request().Header.Get(x402.HeaderPaymentSignature)
 	if hdr == "" {
-		return nil, g.require402(c, q, "PAYMENT-SIGNATURE header is required", nil)
+		reason := "PAYMENT-SIGNATURE header is required"
+		if q.MCPTool != "" {
+			reason = "x402 payment is required in the call meta" // _meta["x402/payment"] over MCP
+		}
+		return nil, g.require402(c, q, reason, nil)
 	}
 	ctx := c.Request().Context()
 	// A header that is not base64 JSON (or is over the size cap) is the client's malformed
