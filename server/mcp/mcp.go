@@ -137,7 +137,43 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = r.WithContext(context.WithValue(r.Context(), outerKey{}, o))
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
-	h.sdk.ServeHTTP(w, r)
+	h.sdk.ServeHTTP(&staticRefusals{ResponseWriter: w}, r)
+}
+
+// staticRefusals replaces the SDK's plain-text refusals (whose text may quote a value of the
+// request) with static JSON: a JSON-RPC Invalid Request for a 400, the status text otherwise.
+type staticRefusals struct {
+	http.ResponseWriter
+	replaced bool
+}
+
+func (s *staticRefusals) WriteHeader(code int) {
+	if code < 400 || strings.HasPrefix(s.Header().Get("Content-Type"), "application/json") {
+		s.ResponseWriter.WriteHeader(code)
+		return
+	}
+	s.replaced = true
+	s.Header().Del("Content-Length")
+	s.Header().Del("X-Content-Type-Options")
+	var v any = staticError(code)
+	if code == http.StatusBadRequest {
+		v = map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32600, "message": "Invalid Request"}}
+	}
+	writeJSON(s.ResponseWriter, code, v)
+}
+
+func (s *staticRefusals) Write(b []byte) (int, error) {
+	if s.replaced {
+		return len(b), nil
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Flush lets a streamed answer through.
+func (s *staticRefusals) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok && !s.replaced {
+		f.Flush()
+	}
 }
 
 // rebound reports a request that reached a loopback listener under a Host that is not a
