@@ -33,5 +33,9 @@ done
 
 mkdir -p var/mcp-conformance
 cd scripts/mcp-conformance
+# The suite's per-scenario counts are reworded ("checks passed") so that no line of this output
+# reads as the test runner's closing "N passed, M failed" line: the expected failures are
+# scenarios that do not apply, not failed tests. The exit status is the suite's (pipefail).
 npx --no-install conformance server --url "http://$addr/mcp" \
-  --expected-failures expected-failures.yaml -o ../../var/mcp-conformance
+  --expected-failures expected-failures.yaml -o ../../var/mcp-conformance 2>&1 |
+  sed -E 's/([0-9]+) passed, ([0-9]+) failed/\1 checks passed, \2 checks failed/g'
