@@ -488,3 +488,22 @@ func TestPrecheckCallerProof(t *testing.T) {
 		t.Errorf("a replayed proof: %s", structured(t, again))
 	}
 }
+
+// TestCORSPreflight: a browser MCP client on an allowed origin may send the protocol header.
+func TestCORSPreflight(t *testing.T) {
+	const origin = "https://agent.example.test"
+	r := newRig(t, func(c *api.Config) { c.CORSOrigins = []string{origin} })
+	req, _ := http.NewRequest(http.MethodOptions, r.url, nil)
+	req.Header.Set("Origin", origin)
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	req.Header.Set("Access-Control-Request-Headers", "content-type, mcp-protocol-version")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNoContent || res.Header.Get("Access-Control-Allow-Origin") != origin ||
+		!strings.Contains(res.Header.Get("Access-Control-Allow-Headers"), "Mcp-Protocol-Version") {
+		t.Errorf("preflight: %d %v", res.StatusCode, res.Header)
+	}
+}
