@@ -26,3 +26,4 @@ SCOPE_HYGIENE_SERVICES_STARTED=1 scripts/faults.sh
 
 echo "== x402 end to end (node + LiteSVM)"
 scripts/x402-e2e.sh
+echo "== MCP conformance (npm @modelcontextprotocol/conformance against the real binary)" && scripts/mcp-conformance.sh

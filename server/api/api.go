@@ -106,6 +106,9 @@ type Config struct {
 	CORSOrigins []string
 	// SeparateMetrics leaves /metrics off this handler (it is served on its own address).
 	SeparateMetrics bool
+	// MCP builds the handler of POST /mcp over routes, this server's own handler (no /mcp when
+	// nil; server/mcp.New is the implementation).
+	MCP func(routes http.Handler, o MCPOptions) http.Handler
 	// Page serves the web page at "/" and its files under "/assets/" (none when nil).
 	Page http.Handler
 }
@@ -189,8 +192,14 @@ func New(cfg Config) (*Server, error) {
 	if !cfg.SeparateMetrics {
 		get("/metrics", echo.WrapHandler(cfg.Metrics.Handler()))
 	}
+	get("/openapi.json", s.openAPI)
+	get("/schema/:name", s.schemaFile)
 	e.POST("/precheck", s.precheck)
 	e.POST("/audit", s.audit, s.shedAudit)
+	if cfg.MCP != nil {
+		e.POST("/mcp", echo.WrapHandler(cfg.MCP(e, MCPOptions{BodyCap: cfg.Criteria.BodyCap(),
+			BehindProxy: cfg.TrustProxy || cfg.PublicBaseURL != ""})))
+	}
 	if cfg.Page != nil {
 		e.GET("/", echo.WrapHandler(cfg.Page))
 		e.GET("/assets/*", echo.WrapHandler(cfg.Page))
@@ -386,7 +395,7 @@ func (s *Server) audit(c echo.Context) error {
 	if !house {
 		pay, err = s.cfg.Payments.Require(c, Quote{Op: store.OpAudit, USDCUnits: s.cfg.Criteria.PriceUnits(),
 			Label: s.cfg.Criteria.PriceLabel(), Status: s.cfg.PriceStatus, CriteriaRevision: s.cfg.Criteria.Revision(),
-			ResourceURL: s.absURL(c, "/audit"),
+			ResourceURL: s.absURL(c, "/audit"), MCPTool: MCPTool(c.Request().Context()), Discovery: s.auditDiscovery(c),
 			ProveCaller: func(wallet, purpose string) error { return s.proveCaller(c, wallet, purpose) },
 			Challenge:   func(purpose string) (siwx.Challenge, error) { return s.prover.Challenge(s.proofTarget(c, purpose)) }})
 		if err != nil {

@@ -156,6 +156,7 @@ func (h *harness) do(method, path string, body []byte, hdr map[string]string) re
 	h.srv.Handler().ServeHTTP(rec, req)
 	resp := response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
 	checkBody(h.t, method, path, resp) // every body against its published schema
+	checkOpenAPI(h.t, req, resp)       // every answer against the OpenAPI document
 	return resp
 }
 

@@ -19,7 +19,7 @@ const (
 
 // Request and response headers of the payment and sign-in exchanges a browser client needs.
 var (
-	corsAllowHeaders  = []string{echo.HeaderContentType, echo.HeaderAuthorization, "PAYMENT-SIGNATURE", "SIGN-IN-WITH-X"}
+	corsAllowHeaders  = []string{echo.HeaderContentType, echo.HeaderAuthorization, "PAYMENT-SIGNATURE", "SIGN-IN-WITH-X", "Mcp-Protocol-Version"}
 	corsExposeHeaders = []string{"PAYMENT-REQUIRED", "PAYMENT-RESPONSE", "SIGN-IN-WITH-X-CHALLENGE", "Retry-After"}
 )
 
@@ -74,12 +74,19 @@ func (s *Server) allowed(path string) (string, bool) {
 	switch path {
 	case "/precheck", "/audit":
 		return "POST, OPTIONS", true
-	case "/criteria", "/healthz", "/livez", "/readyz":
+	case "/criteria", "/healthz", "/livez", "/readyz", "/openapi.json":
 		return "GET, HEAD, OPTIONS", true
+	case "/mcp":
+		if s.cfg.MCP != nil {
+			return "POST, OPTIONS", true
+		}
 	case "/metrics":
 		if !s.cfg.SeparateMetrics {
 			return "GET, HEAD, OPTIONS", true
 		}
+	}
+	if isSchemaPath(path) {
+		return "GET, HEAD, OPTIONS", true
 	}
 	return "", false
 }

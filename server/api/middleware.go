@@ -16,7 +16,7 @@ func route(c echo.Context) string {
 		return r
 	}
 	switch p := c.Path(); p {
-	case "/criteria", "/healthz", "/livez", "/readyz", "/metrics", "/precheck", "/audit":
+	case "/criteria", "/healthz", "/livez", "/readyz", "/metrics", "/precheck", "/audit", "/mcp", "/openapi.json", "/schema/:name":
 		return p
 	}
 	return routeNone

@@ -18,6 +18,12 @@ type Quote struct {
 	CriteriaRevision string
 	// ResourceURL is the absolute URL of the paid route (public base URL + route).
 	ResourceURL string
+	// MCPTool names the MCP tool when the call came over /mcp ("" over HTTP): the resource is
+	// then mcp://tool/<name>.
+	MCPTool string
+	// Discovery is the x402 v2 bazaar discovery extension ({info, schema}) of the paid resource,
+	// carried in PaymentRequired.extensions["bazaar"].
+	Discovery map[string]any
 	// Network is the CAIP-2 id of the network payments are taken on ("" without payments).
 	Network string
 	// ProveCaller checks that the request carries a sign-in-with-x proof by wallet for

@@ -13,6 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/scopehygiene/scope-hygiene/server/api"
+	"github.com/scopehygiene/scope-hygiene/server/apidoc"
 )
 
 // Every body the service sends validates against a published JSON Schema (schema/). The harness
@@ -91,6 +92,15 @@ func schemaFor(method, path string, r response) (string, string) {
 		return "", ""
 	case r.Status == http.StatusNotFound && string(r.Body) == api.NotCovered:
 		return "", ""
+	case path == "/openapi.json" && r.Status == http.StatusOK:
+		// The OpenAPI document itself: apidoc.Load validates it as OpenAPI 3.1.
+		return "", ""
+	case strings.HasPrefix(path, "/schema/") && r.Status == http.StatusOK:
+		// A published JSON Schema: TestOpenAPIAndSchemasServed compiles each one served.
+		if r.Header.Get("Content-Type") != "application/schema+json" {
+			return "", "a schema not served as application/schema+json"
+		}
+		return "", ""
 	}
 	if !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
 		return "", "a body that is neither JSON nor one of the published text answers"
@@ -152,6 +162,14 @@ func checkBody(t testing.TB, method, path string, r response) {
 	if (name == "report" || name == "precheck") && !bytes.Contains(r.Body, []byte(`"signature":`)) {
 		t.Errorf("%s %s answered an unsigned %s", method, path, name)
 	}
+}
+
+// checkOpenAPI validates one real answer against schema/openapi.json: its status, protocol
+// headers and body as the document describes them for the operation. Paths the document does not
+// describe (NOT COVERED, static 404) are covered by checkBody alone.
+func checkOpenAPI(t testing.TB, req *http.Request, r response) {
+	t.Helper()
+	apidoc.CheckT(t, req, r.Status, r.Header, r.Body)
 }
 
 // TestSchemasRejectWhatTheyMust: the response schemas are not rubber stamps.

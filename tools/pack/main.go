@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/scopehygiene/scope-hygiene/internal/buildinfo"
 	"github.com/scopehygiene/scope-hygiene/pack"
 )
 
@@ -36,6 +37,7 @@ const usageHead = `pack: turn native memory-store dumps into one scope-hygiene s
 
 Usage:
   pack --from SOURCE [options] FILES...
+  pack -version    module version, VCS revision and the embedded criteria's id, revision, digest
 
 Sources (FILES are the main dumps):
   mem0-platform  get_all pages (POST /v3/memories/, {count,next,results} envelopes or arrays);
@@ -151,6 +153,9 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 && (args[0] == "-version" || args[0] == "--version") {
+		return buildinfo.Print("pack", stdout, stderr)
+	}
 	if len(args) > 0 && args[0] == "verify" {
 		return verifyCmd(args[1:], stdout, stderr)
 	}

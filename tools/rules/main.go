@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/scopehygiene/scope-hygiene/internal/buildinfo"
 )
 
 const (
@@ -68,6 +70,7 @@ commands:
   pin [--write]                recompute the corpus pin and check it against index.json and the criteria
   diff OLD.yaml NEW.yaml       which corpus cases change outcome: one line per case and field
                                (case  field  old -> new), then a summary
+  -version                     module version, VCS revision and the embedded criteria's id, revision, digest
 
 Most commands take --criteria FILE (default criteria.yaml) and --corpus DIR (default corpus).
 Run "rules <command> -h" for its flags. Exit codes: 0 ok, 1 check problems, 2 usage,
@@ -104,6 +107,12 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		if len(args) == 0 {
 			return exitUsage
+		}
+		return exitOK
+	}
+	if args[0] == "-version" || args[0] == "--version" {
+		if buildinfo.Print("rules", stdout, stderr) != 0 {
+			return exitCompile
 		}
 		return exitOK
 	}

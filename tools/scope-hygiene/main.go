@@ -15,6 +15,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/scopehygiene/scope-hygiene/internal/buildinfo"
 )
 
 const usage = `usage: scope-hygiene <command> [flags]
@@ -26,6 +28,7 @@ commands:
            ledger reconcile-cad -rates <csv> | ledger refund (-id N | -tx SIG) | ledger tripwires [-window-days 30]
   client   a caller: scope-hygiene client precheck FILE | client audit FILE -wallet KEY.json (client -h)
   dev-chain  a local Solana (LiteSVM) with a funded payer, and serve paid on it (scripts/dev-chain.sh)
+  -version   the module version, VCS revision and embedded criteria (id, revision, digest)
 `
 
 func main() {
@@ -50,6 +53,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return clientCmd(ctx, args[1:], stdout, stderr)
 	case "dev-chain":
 		return devChain(ctx, args[1:], stdout, stderr)
+	case "-version", "--version", "version":
+		return buildinfo.Print("scope-hygiene", stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -22,6 +22,7 @@ import (
 	"github.com/scopehygiene/scope-hygiene/server/api"
 	"github.com/scopehygiene/scope-hygiene/server/engine"
 	"github.com/scopehygiene/scope-hygiene/server/limit"
+	"github.com/scopehygiene/scope-hygiene/server/mcp"
 	"github.com/scopehygiene/scope-hygiene/server/metrics"
 	"github.com/scopehygiene/scope-hygiene/server/sign"
 	"github.com/scopehygiene/scope-hygiene/server/store"
@@ -137,7 +138,7 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 		Signer: signer, Payments: pay, PriceStatus: ps.Criteria().Price.Status, HouseToken: c.HouseToken, PublicBaseURL: c.PublicBaseURL, ProofKey: proofKey, ProofBudgetPerMinute: c.ProofBudget, Logger: logger, Metrics: m, TrustProxy: c.TrustProxy,
 		MaxInflightAudits: c.MaxInflightAudits, UnpaidAuditsPerMinute: c.UnpaidAuditsPerMinute, UnpaidAuditBurst: c.UnpaidAuditBurst,
 		RetryAfter: c.StoreRetryAfter, CORSOrigins: splitList(c.CORSOrigins), SeparateMetrics: c.MetricsAddr != "",
-		Page: web.Handler()})
+		Page: web.Handler(), MCP: mcp.New})
 	if err != nil {
 		return err
 	}

@@ -466,6 +466,7 @@ func TestX402EndToEnd(t *testing.T) {
 
 	attackCases(t, w)
 	lateCases(t, w, slow, stranded)
+	mcpCases(t, w)
 	resumeCases(t, w) // before siwxCases, whose storm spends this address's challenge budget
 	siwxCases(t, w)
 

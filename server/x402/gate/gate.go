@@ -105,8 +105,12 @@ type PaymentError struct {
 	Detail string `json:"detail"`
 }
 
-// resourceURL is the configured resource URL, else the API's absolute URL of the route.
+// resourceURL is mcp://tool/<name> for a call over MCP, else the configured resource URL, else
+// the API's absolute URL of the route.
 func resourceURL(cfg *x402.Config, q api.Quote) string {
+	if q.MCPTool != "" {
+		return "mcp://tool/" + q.MCPTool
+	}
 	if cfg.ResourceURL != "" {
 		return cfg.ResourceURL
 	}
@@ -127,6 +131,9 @@ func (g *Gate) require402(c echo.Context, q api.Quote, reason string, settle *x4
 	pr := x402.PaymentRequired{X402Version: x402.Version, Error: reason,
 		Resource: x402.Resource{URL: resourceURL(g.cfg, q), Description: "one scope-hygiene audit (memory-scope-hygiene/v1)", MimeType: "application/json"},
 		Accepts:  []x402.PaymentRequirements{g.cfg.Requirements(memo)}}
+	if q.Discovery != nil {
+		pr.Extensions = map[string]any{api.BazaarExtension: q.Discovery}
+	}
 	hv, err := x402.EncodeHeader(pr)
 	if err != nil {
 		return err
@@ -151,7 +158,11 @@ func (g *Gate) Require(c echo.Context, q api.Quote) (*api.Payment, error) {
 	}
 	hdr := c.Request().Header.Get(x402.HeaderPaymentSignature)
 	if hdr == "" {
-		return nil, g.require402(c, q, "PAYMENT-SIGNATURE header is required", nil)
+		reason := "PAYMENT-SIGNATURE header is required"
+		if q.MCPTool != "" {
+			reason = "x402 payment is required in the call meta" // _meta["x402/payment"] over MCP
+		}
+		return nil, g.require402(c, q, reason, nil)
 	}
 	ctx := c.Request().Context()
 	// A header that is not base64 JSON (or is over the size cap) is the client's malformed

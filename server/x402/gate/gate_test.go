@@ -17,6 +17,7 @@ import (
 	scopehygiene "github.com/scopehygiene/scope-hygiene"
 	"github.com/scopehygiene/scope-hygiene/rules"
 	"github.com/scopehygiene/scope-hygiene/server/api"
+	"github.com/scopehygiene/scope-hygiene/server/apidoc"
 	"github.com/scopehygiene/scope-hygiene/server/engine"
 	"github.com/scopehygiene/scope-hygiene/server/internal/schematest"
 	"github.com/scopehygiene/scope-hygiene/server/metrics"
@@ -31,6 +32,7 @@ const exportBody = `{"family":"mem0","form":"full_text","records":[{"id":"r1","c
 
 // rig is an API server with the x402 gate on devnet, over a given criteria program set.
 type rig struct {
+	t    testing.TB
 	srv  *api.Server
 	gate *gate.Gate
 	ps   *rules.ProgramSet
@@ -81,7 +83,7 @@ func newRigWith(t *testing.T, ps *rules.ProgramSet, publicBase string, ss x402.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &rig{srv: srv, gate: g, ps: ps, st: st}
+	return &rig{t: t, srv: srv, gate: g, ps: ps, st: st}
 }
 
 func (r *rig) do(method, path, body string, hdr map[string]string) *httptest.ResponseRecorder {
@@ -92,6 +94,7 @@ func (r *rig) do(method, path, body string, hdr map[string]string) *httptest.Res
 	}
 	rec := httptest.NewRecorder()
 	r.srv.Handler().ServeHTTP(rec, req)
+	apidoc.CheckT(r.t, req, rec.Code, rec.Header(), rec.Body.Bytes()) // every answer against schema/openapi.json
 	return rec
 }
 

@@ -1,0 +1,55 @@
+package apidoc
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestDocumentLoadsAndValidates(t *testing.T) {
+	d, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Operations()) < 20 {
+		t.Errorf("only %d operations described", len(d.Operations()))
+	}
+}
+
+// TestCheckFailsWhatItMust: the validator is not a rubber stamp.
+func TestCheckFailsWhatItMust(t *testing.T) {
+	d, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := http.Header{"Content-Type": {"application/json"}}
+	for _, tc := range []struct {
+		name, method, path string
+		status             int
+		header             http.Header
+		body               string
+		want               string
+	}{
+		{"undescribed status", "GET", "/healthz", 418, js, `{}`, "not described"},
+		{"body off schema", "GET", "/healthz", 200, js, `{"status":"ok","score":1}`, "healthz"},
+		{"composite score in a report", "POST", "/audit", 200, js, `{"kind":"audit_report","score":97}`, "report"},
+		{"undescribed protocol header", "GET", "/livez", 200, http.Header{"Content-Type": {"application/json"}, "Payment-Required": {"x"}}, `{"status":"live"}`, "PAYMENT-REQUIRED"},
+		{"wrong Allow", "PUT", "/criteria", 405, http.Header{"Allow": {"GET, OPTIONS"}}, ``, "Allow"},
+		{"undescribed method not 405", "PUT", "/criteria", 200, http.Header{"Allow": {"GET, HEAD, OPTIONS"}}, ``, "want 405"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(tc.method, tc.path, nil)
+			err := d.Check(req, tc.status, tc.header, []byte(tc.body))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Check = %v, want an error naming %q", err, tc.want)
+			}
+		})
+	}
+	if err := d.Check(httptest.NewRequest("GET", "/livez", nil), 200, js, []byte(`{"status":"live"}`)); err != nil {
+		t.Errorf("a valid /livez answer: %v", err)
+	}
+	if err := d.Check(httptest.NewRequest("POST", "/report", nil), 404, nil, []byte(`NOT COVERED`)); err != ErrNotDescribed {
+		t.Errorf("an undescribed path: %v, want ErrNotDescribed", err)
+	}
+}
