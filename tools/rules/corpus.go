@@ -26,6 +26,12 @@ func cmdTest(args []string, stdout, stderr io.Writer) error {
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
+	if ms, ok, err := mutLogCriteria(*crit); ok || err != nil {
+		if err != nil {
+			return err
+		}
+		return testMutLog(ms, corpusDir(*dir, flagSet(fs, "corpus"), ms), *runRE, *asJSON, *withCoverage, stdout)
+	}
 	ps, err := loadCriteria(*crit)
 	if err != nil {
 		return err
@@ -181,6 +187,12 @@ func cmdPin(args []string, stdout, stderr io.Writer) error {
 	write := fs.Bool("write", false, "write the recomputed pin into the criteria file's corpus block")
 	if _, err := parse(fs, args); err != nil {
 		return err
+	}
+	if ms, ok, err := mutLogCriteria(*crit); ok || err != nil {
+		if err != nil {
+			return err
+		}
+		return pinMutLog(ms, *crit, corpusDir(*dir, flagSet(fs, "corpus"), ms), *write, stdout)
 	}
 	c, err := corpus.Load(os.DirFS(*dir))
 	if err != nil {
