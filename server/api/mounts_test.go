@@ -69,7 +69,7 @@ func feExport(broken bool) []byte {
 		map[string]any{"seq": 1, "op": "write", "key": key(feCanaryKey), "principal": owner, "version": 1, "value": feCanaryValue},
 		map[string]any{"seq": 2, "op": "forget", "key": key(feCanaryKey), "principal": owner, "envelope": []any{owner}},
 		map[string]any{"seq": 3, "op": "reassign", "session": map[string]any{"session": feCanaryScope + "-s"}, "principal": other, "to": other},
-		map[string]any{"seq": 4, "op": "write", "key": key(" "+strings.ToUpper(feCanaryKey)), "principal": other, "version": 2, "value": feCanaryValue},
+		map[string]any{"seq": 4, "op": "write", "key": key(" " + strings.ToUpper(feCanaryKey)), "principal": other, "version": 2, "value": feCanaryValue},
 	}
 	if broken {
 		events = append(events, map[string]any{"seq": 5, "op": "write", "key": key(feCanaryKey), "principal": feCanaryPrincipal + "-ghost", "version": 3})
