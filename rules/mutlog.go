@@ -189,6 +189,8 @@ type LogFacts struct {
 	Principals          int64  `cel:"principals"`
 	Reassigns           int64  `cel:"reassigns"`
 	Snapshot            bool   `cel:"snapshot"`
+	// NewKeys is true when the export declares reinsert_identity "new_key" (FE-R-34).
+	NewKeys bool `cel:"new_keys"`
 }
 
 const (

@@ -184,7 +184,7 @@ func prepare(ms *rules.MutLogSet, body []byte, opts Options) (*state, *Refusal, 
 	}
 	st := &state{ms: ms, opts: opts, l: readLog(ms, &top), gates: map[string]*rules.GateProgram{}, withEnvelope: map[int64]bool{}}
 	f := &st.facts
-	f.ForgetMode, f.Events, f.Principals, f.Snapshot = st.l.mode, int64(len(st.l.events)), int64(st.l.principals), st.l.hasSnap
+	f.ForgetMode, f.Events, f.Principals, f.Snapshot, f.NewKeys = st.l.mode, int64(len(st.l.events)), int64(st.l.principals), st.l.hasSnap, st.l.newKeys
 	act := &rules.EventActivation{Obs: opts.Observer}
 	for i := range st.l.events {
 		ev := &st.l.events[i]

@@ -33,6 +33,7 @@ type log struct {
 	events     []event // seq order
 	snapshot   []snapEntry
 	hasSnap    bool
+	newKeys    bool // reinsert_identity "new_key" (FE-R-34)
 }
 
 type snapEntry struct {
@@ -93,6 +94,9 @@ func readLog(ms *rules.MutLogSet, top *jval) *log {
 	crit := ms.Criteria()
 	steps := crit.Canonicalization
 	l := &log{mode: top.get("forget_mode").str}
+	if ri := top.get("reinsert_identity"); ri.kind == kString && ri.str == "new_key" {
+		l.newKeys = true
+	}
 	for _, d := range top.get("scope_dimensions").arr {
 		l.dims = append(l.dims, d.str)
 	}
