@@ -15,7 +15,6 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-const criteriaSchemaURL = "https://scope-hygiene.invalid/schema/criteria.schema.json"
 
 func criteriaSchema(t *testing.T) (*jsonschema.Schema, map[string]any) {
 	t.Helper()
