@@ -15,7 +15,6 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-
 func criteriaSchema(t *testing.T) (*jsonschema.Schema, map[string]any) {
 	t.Helper()
 	return schemaFile(t, "criteria.schema.json")
