@@ -44,7 +44,8 @@ type CriteriaIndexEntry struct {
 // docRoute is the document route of a criteria id.
 func docRoute(id string) string { return "/criteria/" + id }
 
-// mount serves every Mount beside the primary criteria and GET /criteria/index.
+// mount serves every Mount beside the primary criteria and GET /criteria/index. A mount's free
+// calls stay out of the primary's free-against-paid tripwire (its kill line is the primary's).
 func (s *Server) mount(e *echo.Echo, get func(string, echo.HandlerFunc)) error {
 	index := []CriteriaIndexEntry{{CriteriaID: s.cfg.Criteria.ID(), CriteriaRevision: s.cfg.Criteria.Revision(),
 		CriteriaDigest: s.cfg.Criteria.Digest(), Document: docRoute(s.cfg.Criteria.ID()), Precheck: "/precheck", Audit: "/audit",
@@ -67,7 +68,7 @@ func (s *Server) mount(e *echo.Echo, get func(string, echo.HandlerFunc)) error {
 		}
 		perDay, minInterval := m.Criteria.FreeTier()
 		sub := &Server{cfg: cfg, e: e, ready: s.ready, inflight: s.inflight, unpaid: s.unpaid, prover: s.prover, proofBudget: s.proofBudget,
-			gate: &freetier.Gate{Store: cfg.Store, Limits: store.FreeLimits{PerDay: perDay, MinInterval: minInterval}, Now: cfg.Now, Scope: m.Criteria.ID()}}
+			gate: &freetier.Gate{Store: cfg.Store, Limits: store.FreeLimits{PerDay: perDay, MinInterval: minInterval, Uncounted: true}, Now: cfg.Now, Scope: m.Criteria.ID()}}
 		if err := sub.renderCriteria(); err != nil {
 			return err
 		}
