@@ -91,9 +91,13 @@ func (s *Server) mount(e *echo.Echo, get func(string, echo.HandlerFunc)) error {
 	return nil
 }
 
-// countResult counts one signed result under both the revision and the criteria id.
+// countResult counts one signed result under the criteria id; the primary criteria's results are
+// also counted by revision alone (results_total), as before a second criteria was served, so that
+// series never mixes two rule sets. A mount's gate carries its criteria id as scope.
 func (s *Server) countResult(op, payer string) {
-	s.cfg.Metrics.Results.WithLabelValues(s.cfg.Criteria.Revision(), op, payer).Inc()
+	if s.gate.Scope == "" {
+		s.cfg.Metrics.Results.WithLabelValues(s.cfg.Criteria.Revision(), op, payer).Inc()
+	}
 	s.cfg.Metrics.CriteriaResults.WithLabelValues(s.cfg.Criteria.ID(), s.cfg.Criteria.Revision(), op, payer).Inc()
 }
 

@@ -190,6 +190,9 @@ func TestForgetEnvelopeRoutes(t *testing.T) {
 			t.Errorf("metrics lack %s", line)
 		}
 	}
+	if strings.Contains(m, `scope_hygiene_results_total{criteria_revision="1.0.0"`) {
+		t.Error("a second criteria's results are counted in v1's results_total by revision")
+	}
 }
 
 // TestForgetEnvelopeRetention: no key name, scope value, principal id or value of the log appears
