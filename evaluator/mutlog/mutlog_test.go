@@ -219,3 +219,35 @@ func FuzzAudit(f *testing.F) {
 		}
 	})
 }
+
+// TestReportSchemaRejectsANumberBesideNotAssessable: a NOT ASSESSABLE factor carries its reason
+// and no number; a composite member is refused.
+func TestReportSchemaRejectsANumberBesideNotAssessable(t *testing.T) {
+	ms, sc := setup(t)
+	body, _ := os.ReadFile("../../corpus/forget-envelope/hand/FE-R-30-no-principals.json")
+	var cs struct {
+		Body json.RawMessage `json:"body"`
+	}
+	if err := json.Unmarshal(body, &cs); err != nil {
+		t.Fatal(err)
+	}
+	rep, _, err := mutlog.Audit(ms, cs.Body, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(rep)
+	for name, edit := range map[string][2]string{
+		"number beside NOT ASSESSABLE": {`"status":"NOT ASSESSABLE","reason":"no principals: the export declares no principal table"`, `"status":"NOT ASSESSABLE","reason":"no principals: the export declares no principal table","outside":0`},
+		"a score":                      {`"kind":"audit_report"`, `"kind":"audit_report","score":3`},
+		"a rate beside NOT ASSESSABLE": {`"status":"NOT ASSESSABLE"`, `"status":"NOT ASSESSABLE","rate":{"numerator":0,"denominator":1,"value":"0.0%"}`},
+	} {
+		mut := strings.Replace(string(b), edit[0], edit[1], 1)
+		if mut == string(b) {
+			t.Fatalf("%s: the edit does not apply to %s", name, b)
+		}
+		inst, _ := jsonschema.UnmarshalJSON(strings.NewReader(mut))
+		if sc["report"].Validate(inst) == nil {
+			t.Errorf("%s: the report schema accepts it", name)
+		}
+	}
+}

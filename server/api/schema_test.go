@@ -179,6 +179,11 @@ func TestSchemasRejectWhatTheyMust(t *testing.T) {
 		{"healthz", `{"status":"ok"}`},
 		{"report", `{"kind":"audit_report","signature":{"alg":"Ed25519","key_id":"ed25519:0123456789abcdef","value":"x"}}`},
 		{"criteria-document", `{"criteria_id":"memory-scope-hygiene/v1"}`},
+		{"forget-envelope-refusal", `{"kind":"refusal","rule":"event_key_invalid","index":3,"name":"IDCANARY"}`},
+		{"forget-envelope-refusal", `{"kind":"refusal","rule":"event_key_invalid"}`},
+		{"forget-envelope-precheck", `{"kind":"precheck_result","service":"scope-hygiene","criteria_id":"memory-forget-envelope/v1","criteria_revision":"1.0.0","criteria_digest":"sha256:0000000000000000000000000000000000000000000000000000000000000000","op":"precheck","forget_mode":"transitional","events":1,"factors":{"forget_envelopes":{"status":"ASSESSABLE","forgets":1}},"checked_at":"2026-12-01T00:00:00Z"}`},
+		{"criteria-index", `{"kind":"criteria_index","criteria":[]}`},
+		{"forget-envelope-criteria-document", `{"kind":"mutation-log","criteria_id":"memory-forget-envelope/v1"}`},
 	} {
 		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(tc.body))
 		if err != nil {
