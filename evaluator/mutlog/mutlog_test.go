@@ -169,12 +169,16 @@ func TestNoContentInAnyAnswer(t *testing.T) {
 		func(m map[string]any) { m["format"] = canaryValue },
 		func(m map[string]any) { m["forget_mode"] = canaryValue },
 		func(m map[string]any) { m["scope_dimensions"] = []any{canaryValue, canaryValue} },
-		func(m map[string]any) { m["principals"] = []any{map[string]any{"id": canaryPrinc}, map[string]any{"id": canaryPrinc}} },
+		func(m map[string]any) {
+			m["principals"] = []any{map[string]any{"id": canaryPrinc}, map[string]any{"id": canaryPrinc}}
+		},
 		func(m map[string]any) { m["events"].([]any)[1].(map[string]any)["op"] = canaryValue },
 		func(m map[string]any) { m["events"].([]any)[1].(map[string]any)["principal"] = canaryValue },
 		func(m map[string]any) { m["events"].([]any)[1].(map[string]any)["envelope"] = canaryValue },
 		func(m map[string]any) { m["snapshot"] = canaryValue },
-		func(m map[string]any) { m["events"].([]any)[0].(map[string]any)["key"] = map[string]any{"scope": map[string]any{canaryScope: "x"}, "name": canaryKey} },
+		func(m map[string]any) {
+			m["events"].([]any)[0].(map[string]any)["key"] = map[string]any{"scope": map[string]any{canaryScope: "x"}, "name": canaryKey}
+		},
 	} {
 		m := base()
 		breakIt(m)
