@@ -185,6 +185,7 @@ func cmdPin(args []string, stdout, stderr io.Writer) error {
 	crit := fs.String("criteria", defaultCrit, "criteria file")
 	dir := fs.String("corpus", defaultCorps, "corpus directory")
 	write := fs.Bool("write", false, "write the recomputed pin into the criteria file's corpus block")
+	reindex := fs.Bool("reindex", false, "mutation-log corpora: rewrite index.json to list every cases/*.json by name, then pin it")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -192,7 +193,13 @@ func cmdPin(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return pinMutLog(ms, *crit, corpusDir(*dir, flagSet(fs, "corpus"), ms), *write, stdout)
+		d := corpusDir(*dir, flagSet(fs, "corpus"), ms)
+		if *reindex {
+			if err := reindexMutLog(ms, d); err != nil {
+				return err
+			}
+		}
+		return pinMutLog(ms, *crit, d, *write, stdout)
 	}
 	c, err := corpus.Load(os.DirFS(*dir))
 	if err != nil {

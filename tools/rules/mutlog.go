@@ -1,12 +1,15 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -344,4 +347,40 @@ func readInput(cmd string, pos []string) ([]byte, *corpus.Case, error) {
 		return nil, nil, fail(exitInput, "corpus case: %w", err)
 	}
 	return export, cs, nil
+}
+
+// reindexMutLog rewrites a mutation-log corpus's index.json to list every cases/*.json, sorted by
+// name, and pins it (the merge of the oracle's generated cases with the hand-derived ones). It
+// decides no expected output: those stay as the oracle and the hand derivation wrote them.
+func reindexMutLog(ms *rules.MutLogSet, dir string) error {
+	names, err := filepath.Glob(filepath.Join(dir, "cases", "*.json"))
+	if err != nil {
+		return fail(exitInput, "list cases: %w", err)
+	}
+	sort.Strings(names)
+	idx := corpus.Index{ID: ms.Criteria().Corpus.ID, CriteriaID: ms.ID(), CriteriaRevision: ms.Revision(), Cases: []string{}}
+	for _, n := range names {
+		idx.Cases = append(idx.Cases, strings.TrimSuffix(filepath.Base(n), ".json"))
+	}
+	write := func() error {
+		b, err := json.MarshalIndent(idx, "", "  ")
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, "index.json"), append(b, '\n'), 0o644)
+	}
+	if err := write(); err != nil {
+		return fail(exitInput, "write index: %w", err)
+	}
+	c, err := corpus.Load(os.DirFS(dir))
+	if err != nil {
+		return fail(exitCorpus, "%w", err)
+	}
+	if idx.SHA256, err = c.Pin(); err != nil {
+		return fail(exitCorpus, "%w", err)
+	}
+	if err := write(); err != nil {
+		return fail(exitInput, "write index: %w", err)
+	}
+	return nil
 }
