@@ -319,3 +319,31 @@ func TestCheckModeFindsDifferences(t *testing.T) {
 		t.Errorf("a disagreeing hand case was accepted: %v", err)
 	}
 }
+
+// TestCommittedCorpusFresh: the oracle's files committed under
+// corpus/forget-envelope/cases are exactly what the generator writes now, and none
+// is left over (run `go run ./gen/forget/cmd/gencorpus` after a change).
+func TestCommittedCorpusFresh(t *testing.T) {
+	dir := filepath.Join("..", "..", "corpus", "forget-envelope", "cases")
+	want := map[string]bool{}
+	for _, c := range corpus(t) {
+		want[c.Name+".json"] = true
+		b, err := encodeFile(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(dir, c.Name+".json"))
+		if err != nil || !bytes.Equal(got, b) {
+			t.Errorf("%s is missing or stale in %s", c.Name, dir)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), oraclePrefix) && !want[e.Name()] {
+			t.Errorf("%s is no longer generated", e.Name())
+		}
+	}
+}

@@ -186,7 +186,7 @@ func padded(n int) obj {
 func manyEvents(n int) []any {
 	out := make([]any, n)
 	for i := range out {
-		out[i] = ra(i+1, sc("session", "s1"), nil, nil, true)
+		out[i] = ra(i+1, sc(), nil, nil, true)
 	}
 	return out
 }
@@ -194,7 +194,7 @@ func manyEvents(n int) []any {
 func manySnapshot(n int) []any {
 	out := make([]any, n)
 	for i := range out {
-		out[i] = se(kA("pref"), 2)
+		out[i] = se(k(sc(), "p"), i%3)
 	}
 	return out
 }
