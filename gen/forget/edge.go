@@ -290,6 +290,8 @@ func refusalEdges() []edge {
 		{"FE-R-9-seq-above-max", rs("FE-R-9", "event_seq_invalid"), nil, rawLog(eventsWith(wr(777, kA("pref"), nil, 1)), "777", "9007199254740992")},
 		{"FE-R-9-seq-huge", rs("FE-R-9", "event_seq_invalid"), nil, rawLog(eventsWith(wr(777, kA("pref"), nil, 1)), "777", "123456789012345678901234567890")},
 		{"FE-R-9-seq-max-accepted", rs("FE-R-9", "FE-R-14"), nil, rawLog(eventsWith(wr(1, kA("pref"), nil, 1), fg(777, kA("pref"), nil, nil)), "777", "9007199254740991")},
+		{"FE-R-9-seq-boolean", rs("FE-R-9", "event_seq_invalid"), eventsWith(wr(1, kA("a"), nil, 1), wr(true, kA("b"), nil, 1)), nil},
+		{"FE-R-25-reopen-principal-not-in-table", rs("FE-R-25", "event_principal_invalid"), eventsWith(wr(1, kA("a"), "p-owner", 1), ro(2, kA("a"), "p-third", true)), nil},
 		{"FE-R-9-seq-duplicate", rs("FE-R-9", "event_seq_duplicate"), eventsWith(wr(5, kA("a"), nil, 1), wr(3, kA("b"), nil, 1), wr(4, kA("c"), nil, 1), wr(3, kA("d"), nil, 1), wr(5, kA("e"), nil, 1)), nil},
 		{"FE-R-9-seq-invalid-scans-before-duplicate", rs("FE-R-9", "FE-R-1", "event_seq_invalid"), eventsWith(wr(1, kA("a"), nil, 1), wr(1, kA("b"), nil, 1), wr(-4, kA("c"), nil, 1)), nil},
 		{"FE-R-9-version-absent", rs("FE-R-9", "event_version_invalid"), eventsWith(wr(1, kA("a"), nil, 1), without(wr(2, kA("b"), nil, 1), "version")), nil},

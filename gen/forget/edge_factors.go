@@ -170,6 +170,16 @@ func factorEdges() []edge {
 		{"FE-R-31-unscoped-keys-audited", rs("FE-R-31", "FE-R-23"), with(tr(
 			wr(1, k(sc(), "pref"), "p-owner", 1), fg(2, k(sc(), "pref"), "p-owner", env("p-owner")), wr(3, k(sc(), "PREF"), "p-other", 2)),
 			"snapshot", snap(se(k(sc(), "pref"), 2))), nil},
+		{"FE-R-13-blank-value-is-present-empty", rs("FE-R-13", "FE-R-12"), tr(
+			wr(1, k(sc("tenant", "A", "agent", " \t "), "n"), "p-owner", 1), fg(2, k(sc("tenant", "A", "agent", ""), "n"), "p-owner", env("p-owner")),
+			wr(3, k(sc("tenant", "A"), "n"), "p-owner", 2), wr(4, k(sc("tenant", "A", "agent", "\r\n"), "n"), "p-other", 3)), nil},
+		{"FE-R-7-ids-differ-by-case-accepted", rs("FE-R-7", "FE-R-12", "FE-R-22"), with(tr(
+			wr(1, kA("a"), "p", 1), fg(2, kA("a"), "p", env("p")), wr(3, kA("a"), "P", 2)),
+			"principals", table(pr("p", sc("tenant", "A")), with(pr("P", sc("tenant", "a")), "zz_note", "ignored"))), nil},
+		{"FE-R-26-terminal-reopen-write-forget-write", rs("FE-R-26", "FE-R-15", "FE-R-19"), with(tm(
+			wr(1, kA("a"), "p-owner", 1), fg(2, kA("a"), "p-owner", env("p-owner")), ro(3, kA("A"), "p-owner", true),
+			wr(4, kA("a"), "p-other", 2), fg(5, kA("a"), "p-other", nil), wr(6, kA("a"), "p-other", 3), ro(7, kA("a"), "p-other", nil)),
+			"snapshot", snap(se(kA("a"), 3))), nil},
 		{"FE-R-33-unattributed-events-all-ops", rs("FE-R-33", "FE-R-25"), tr(
 			wr(1, kA("a"), nil, 1), fg(2, kA("a"), nil, nil), ro(3, kA("a"), nil, nil), ra(4, sc(), nil, nil, nil), wr(5, kA("a"), "p-owner", 2)), nil},
 		{"FE-R-33-single-dimension", rs("FE-R-33", "FE-R-6"), obj{"format": "mutation-log", "forget_mode": "transitional",
