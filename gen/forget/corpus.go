@@ -2,9 +2,7 @@ package forget
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,8 +11,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-
-	"github.com/gowebpki/jcs"
 )
 
 // Corpus identity (FE-R-41; docs "Corpus").
@@ -42,15 +38,6 @@ type Case struct {
 	Body       json.RawMessage `json:"body,omitempty"`
 	BodyBase64 string          `json:"body_base64,omitempty"`
 	Expected   json.RawMessage `json:"expected"`
-}
-
-// Index is corpus/forget-envelope/index.json.
-type Index struct {
-	ID               string   `json:"id"`
-	CriteriaID       string   `json:"criteria_id"`
-	CriteriaRevision string   `json:"criteria_revision"`
-	Cases            []string `json:"cases"`
-	SHA256           string   `json:"sha256"`
 }
 
 var (
@@ -135,31 +122,6 @@ func Corpus() ([]Case, error) {
 		seen[c.Name] = true
 	}
 	return out, nil
-}
-
-// corpusObject is the object the pin is computed over.
-type corpusObject struct {
-	ID               string `json:"id"`
-	CriteriaID       string `json:"criteria_id"`
-	CriteriaRevision string `json:"criteria_revision"`
-	Cases            []Case `json:"cases"`
-}
-
-// Pin is the lowercase hex SHA-256 of the JCS form of the corpus object.
-func Pin(cases []Case) (string, error) {
-	if cases == nil {
-		cases = []Case{}
-	}
-	raw, err := json.Marshal(corpusObject{ID: CorpusID, CriteriaID: CriteriaID, CriteriaRevision: CriteriaRevision, Cases: cases})
-	if err != nil {
-		return "", errMarshal
-	}
-	canon, err := jcs.Transform(raw)
-	if err != nil {
-		return "", errMarshal
-	}
-	sum := sha256.Sum256(canon)
-	return hex.EncodeToString(sum[:]), nil
 }
 
 // encodeFile is the on-disk form: 2-space indented JSON and a final newline.
@@ -258,95 +220,73 @@ func diffValues(path string, want, got any, out *[]string) {
 	}
 }
 
-// WriteCorpus writes the oracle's cases into dir/cases/ (one file per case) and
-// dir/index.json. Before writing, every hand case in handDir (if not empty) is
-// recomputed with the oracle: any difference fails, nothing is overwritten; else
-// the hand cases are copied into cases/ beside the oracle's. Only files this
-// generator wrote (named oracle-*) are ever removed, when no longer generated.
-// It returns the index it wrote.
-func WriteCorpus(dir, handDir string) (Index, error) {
+// WriteCorpus writes the oracle's cases into dir/cases/, one file per case, and
+// returns their names in the order written. Before writing, every hand case in
+// handDir (if not empty) is recomputed with the oracle: any difference fails and
+// nothing is written; else the hand cases are copied into cases/ beside the
+// oracle's. Only files this generator writes (named oracle-*) are ever removed, when
+// no longer generated. It writes no index.json and no pin: the index lists every
+// case file of cases/ sorted by name and is written with the pin by
+// `rules pin --criteria criteria/forget-envelope.yaml --reindex --write`.
+func WriteCorpus(dir, handDir string) ([]string, error) {
 	cases, err := Corpus()
 	if err != nil {
-		return Index{}, err
+		return nil, err
 	}
 	var hand []Case
 	if handDir != "" {
 		hand, err = ReadCaseDir(handDir)
 		if err != nil {
-			return Index{}, err
+			return nil, err
 		}
 		var bad []string
 		for _, c := range hand {
 			if strings.HasPrefix(c.Name, oraclePrefix) {
-				return Index{}, fmt.Errorf("%w: hand case %s uses the oracle's prefix", errCaseName, c.Name)
+				return nil, fmt.Errorf("%w: hand case %s uses the oracle's prefix", errCaseName, c.Name)
 			}
 			d, err := Diff(c)
 			if err != nil {
-				return Index{}, fmt.Errorf("forget: hand case %s: %w", c.Name, err)
+				return nil, fmt.Errorf("forget: hand case %s: %w", c.Name, err)
 			}
 			for _, line := range d {
 				bad = append(bad, c.Name+": "+line)
 			}
 		}
 		if len(bad) > 0 {
-			return Index{}, fmt.Errorf("forget: hand cases disagree with the oracle:\n%s", strings.Join(bad, "\n"))
+			return nil, fmt.Errorf("forget: hand cases disagree with the oracle:\n%s", strings.Join(bad, "\n"))
 		}
 	}
 	casesDir := filepath.Join(dir, "cases")
 	if err := os.MkdirAll(casesDir, 0o755); err != nil {
-		return Index{}, fmt.Errorf("forget: cannot create %s: %w", casesDir, err)
+		return nil, fmt.Errorf("forget: cannot create %s: %w", casesDir, err)
 	}
-	all := append(append([]Case{}, hand...), cases...)
 	keep := map[string]bool{}
-	idx := Index{ID: CorpusID, CriteriaID: CriteriaID, CriteriaRevision: CriteriaRevision, Cases: []string{}}
-	for _, c := range all {
+	var names []string
+	for _, c := range append(hand, cases...) {
 		if keep[c.Name+".json"] {
-			return Index{}, fmt.Errorf("%w: %s", errCaseName, c.Name)
+			return nil, fmt.Errorf("%w: %s", errCaseName, c.Name)
 		}
 		b, err := encodeFile(c)
 		if err != nil {
-			return Index{}, err
+			return nil, err
 		}
 		keep[c.Name+".json"] = true
-		idx.Cases = append(idx.Cases, c.Name)
+		names = append(names, c.Name)
 		if err := os.WriteFile(filepath.Join(casesDir, c.Name+".json"), b, 0o644); err != nil {
-			return Index{}, fmt.Errorf("forget: cannot write %s: %w", c.Name, err)
+			return nil, fmt.Errorf("forget: cannot write %s: %w", c.Name, err)
 		}
 	}
 	entries, err := os.ReadDir(casesDir)
 	if err != nil {
-		return Index{}, fmt.Errorf("forget: cannot list %s: %w", casesDir, err)
+		return nil, fmt.Errorf("forget: cannot list %s: %w", casesDir, err)
 	}
 	for _, e := range entries {
 		n := e.Name()
 		if strings.HasPrefix(n, oraclePrefix) && strings.HasSuffix(n, ".json") && !keep[n] {
 			if err := os.Remove(filepath.Join(casesDir, n)); err != nil {
-				return Index{}, fmt.Errorf("forget: cannot remove stale %s: %w", n, err)
+				return nil, fmt.Errorf("forget: cannot remove stale %s: %w", n, err)
 			}
 		}
 	}
-	// Re-read the files as written, so the pin covers exactly what is on disk.
-	var written []Case
-	for _, c := range all {
-		b, err := os.ReadFile(filepath.Join(casesDir, c.Name+".json"))
-		if err != nil {
-			return Index{}, err
-		}
-		var back Case
-		if err := json.Unmarshal(b, &back); err != nil {
-			return Index{}, err
-		}
-		written = append(written, back)
-	}
-	if idx.SHA256, err = Pin(written); err != nil {
-		return Index{}, err
-	}
-	b, err := encodeFile(idx)
-	if err != nil {
-		return Index{}, err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "index.json"), b, 0o644); err != nil {
-		return Index{}, fmt.Errorf("forget: cannot write the index: %w", err)
-	}
-	return idx, nil
+	return names, nil
 }

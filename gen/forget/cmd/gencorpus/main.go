@@ -1,7 +1,7 @@
 // Command gencorpus writes the forget-envelope oracle's corpus, or checks case files
 // written by others against the oracle.
 //
-//	go run ./gen/forget/cmd/gencorpus [-o DIR] [-hand DIR]   write DIR/cases/oracle-*.json and DIR/index.json
+//	go run ./gen/forget/cmd/gencorpus [-o DIR] [-hand DIR]   write DIR/cases/oracle-*.json (and the verified hand cases)
 //	go run ./gen/forget/cmd/gencorpus -check DIR              recompute every case file in DIR; exit 1 on any difference
 package main
 
@@ -14,19 +14,19 @@ import (
 )
 
 func main() {
-	out := flag.String("o", "corpus/forget-envelope", "corpus directory to write (cases/ and index.json)")
+	out := flag.String("o", "corpus/forget-envelope", "corpus directory whose cases/ to write")
 	hand := flag.String("hand", "", "directory of hand-derived cases to verify and copy into cases/ (optional)")
 	check := flag.String("check", "", "directory of case files to check against the oracle (writes nothing)")
 	flag.Parse()
 	if *check != "" {
 		os.Exit(runCheck(*check))
 	}
-	idx, err := forget.WriteCorpus(*out, *hand)
+	names, err := forget.WriteCorpus(*out, *hand)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Printf("%d cases written to %s, corpus pin %s (not written to the criteria)\n", len(idx.Cases), *out, idx.SHA256)
+	fmt.Printf("%d cases written to %s/cases (index and pin: rules pin --criteria criteria/forget-envelope.yaml --reindex --write)\n", len(names), *out)
 }
 
 func runCheck(dir string) int {
