@@ -194,11 +194,9 @@ type slotState struct {
 	status    string
 	version   int64
 	lastWrite int64
-	forgetSeq int64
 	forgetRaw string
 	forgetEnv []string
 	forgetRec bool
-	hasForget bool
 	rawKeys   map[string]bool
 }
 
@@ -337,7 +335,7 @@ func (x *export) audit(gates map[string]string) *Audit {
 			if before != stLive {
 				forgetsOfNotLive++
 			}
-			s.hasForget, s.forgetSeq, s.forgetRaw = true, e.seq, raw
+			s.forgetRaw = raw
 			s.forgetEnv, s.forgetRec = e.envelope, e.envelopeRecorded
 		case OpReopen:
 			if x.mode == ModeTerminal && before == stRetired {
