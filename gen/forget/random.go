@@ -1,6 +1,7 @@
 package forget
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -271,4 +272,17 @@ func dedupe(xs []string) []string {
 		}
 	}
 	return out
+}
+
+// RandomLog returns the bytes of one random mutation log, deterministic from (seed, i): the
+// same generator as the corpus's random cases, for differential tests that run many more logs
+// than the corpus pins.
+func RandomLog(seed uint64, i int) ([]byte, error) {
+	rng := rand.New(rand.NewPCG(seed, uint64(i)))
+	body, _ := randomLog(rng)
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, errMarshal
+	}
+	return b, nil
 }
