@@ -2,6 +2,8 @@ package corpus_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/scopehygiene/scope-hygiene/corpus"
@@ -40,4 +42,44 @@ func TestForgetEnvelopeDifferentialSeeded(t *testing.T) {
 			t.Fatalf("log %d: engine and oracle disagree:\n%s\nbody: %s", i, renderDiffs(diffs), body)
 		}
 	}
+}
+
+// FuzzForgetEnvelopeDifferential holds the engine to the oracle on any bytes, seeded with the
+// pinned corpus's smaller bodies: refusals, their order and every factor must agree.
+func FuzzForgetEnvelopeDifferential(f *testing.F) {
+	names, err := filepath.Glob("forget-envelope/cases/*.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			f.Fatal(err)
+		}
+		var cs corpus.Case
+		if err := json.Unmarshal(b, &cs); err != nil {
+			f.Fatalf("%s: %v", n, err)
+		}
+		if body, err := cs.RequestBody(); err == nil && len(body) < 30000 {
+			f.Add(body)
+		}
+	}
+	ms := loadForgetEnvelope(f)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		raw, err := json.Marshal(forget.Expect(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want map[string]any
+		if err := json.Unmarshal(raw, &want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := corpus.OutcomeMutLog(ms, body, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diffs := corpus.Compare(want, got); len(diffs) > 0 {
+			t.Fatalf("engine and oracle disagree:\n%s", renderDiffs(diffs))
+		}
+	})
 }

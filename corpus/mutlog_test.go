@@ -9,7 +9,7 @@ import (
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
-func loadForgetEnvelope(t *testing.T) *rules.MutLogSet {
+func loadForgetEnvelope(t testing.TB) *rules.MutLogSet {
 	t.Helper()
 	ms, err := rules.LoadAnyFile("../criteria/forget-envelope.yaml")
 	if err != nil {
