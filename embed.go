@@ -13,3 +13,10 @@ var CriteriaYAML []byte
 //
 //go:embed corpus
 var Corpus embed.FS
+
+// CriteriaDir holds the further criteria files served beside criteria.yaml, one rule set each
+// (criteria/*.yaml); each one's `kind` selects its evaluator mechanics and its corpus.dir names its
+// pinned corpus inside Corpus.
+//
+//go:embed criteria/*.yaml
+var CriteriaDir embed.FS

@@ -10,9 +10,12 @@ import (
 // false, and whether each boolean sub-expression was seen both ways. It is a rules.Observer.
 type Coverage struct {
 	mu    sync.Mutex
-	ps    *rules.ProgramSet
+	ps    programLister
 	rules map[*rules.Program]*RuleCoverage
 }
+
+// programLister is a compiled criteria revision of any kind.
+type programLister interface{ Programs() []*rules.Program }
 
 // RuleCoverage is one program's coverage.
 type RuleCoverage struct {
@@ -39,7 +42,9 @@ type BranchCoverage struct {
 }
 
 // NewCoverage prepares coverage for every program of ps.
-func NewCoverage(ps *rules.ProgramSet) *Coverage {
+func NewCoverage(ps *rules.ProgramSet) *Coverage { return newCoverage(ps) }
+
+func newCoverage(ps programLister) *Coverage {
 	c := &Coverage{ps: ps, rules: map[*rules.Program]*RuleCoverage{}}
 	for _, p := range ps.Programs() {
 		rc := &RuleCoverage{Rule: p.ID, Path: p.Expr.Path, Line: p.Expr.Line, Column: p.Expr.Column, Constant: p.Constant()}

@@ -15,11 +15,16 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-const criteriaSchemaURL = "https://scope-hygiene.invalid/schema/criteria.schema.json"
-
 func criteriaSchema(t *testing.T) (*jsonschema.Schema, map[string]any) {
 	t.Helper()
-	b, err := os.ReadFile("../schema/criteria.schema.json")
+	return schemaFile(t, "criteria.schema.json")
+}
+
+// schemaFile compiles one criteria-file schema under schema/.
+func schemaFile(t *testing.T, name string) (*jsonschema.Schema, map[string]any) {
+	t.Helper()
+	url := "https://scope-hygiene.invalid/schema/" + name
+	b, err := os.ReadFile("../schema/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,10 +34,10 @@ func criteriaSchema(t *testing.T) (*jsonschema.Schema, map[string]any) {
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource(criteriaSchemaURL, doc); err != nil {
+	if err := c.AddResource(url, doc); err != nil {
 		t.Fatal(err)
 	}
-	s, err := c.Compile(criteriaSchemaURL)
+	s, err := c.Compile(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,6 +71,8 @@ func validateCriteriaYAML(s *jsonschema.Schema, src []byte) error {
 // for the YAML language server on its first line.
 func TestEveryCriteriaFileValidates(t *testing.T) {
 	s, _ := criteriaSchema(t)
+	// A criteria file's kind names its schema (a file without kind is memory-export).
+	ml, _ := schemaFile(t, "criteria-mutation-log.schema.json")
 	var found []string
 	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -86,6 +93,12 @@ func TestEveryCriteriaFileValidates(t *testing.T) {
 			return nil
 		}
 		found = append(found, path)
+		if probe["kind"] == KindMutationLog {
+			if err := validateCriteriaYAML(ml, src); err != nil {
+				t.Errorf("%s does not validate against schema/criteria-mutation-log.schema.json: %v", path, err)
+			}
+			return nil
+		}
 		if err := validateCriteriaYAML(s, src); err != nil {
 			t.Errorf("%s does not validate against schema/criteria.schema.json: %v", path, err)
 		}
@@ -95,7 +108,7 @@ func TestEveryCriteriaFileValidates(t *testing.T) {
 		t.Fatal(err)
 	}
 	sort.Strings(found)
-	if len(found) < 2 || !contains(found, "../criteria.yaml") || !contains(found, "../rules/testdata/criteria-1.0.0.yaml") {
+	if len(found) < 3 || !contains(found, "../criteria.yaml") || !contains(found, "../rules/testdata/criteria-1.0.0.yaml") || !contains(found, "../criteria/forget-envelope.yaml") {
 		t.Fatalf("criteria files found: %v", found)
 	}
 	src, _ := os.ReadFile("../criteria.yaml")

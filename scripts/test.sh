@@ -20,6 +20,10 @@ go test -race -count=1 -timeout 15m ./...
 
 echo "== rules test (corpus re-pass, pin, coverage)"
 go run ./tools/rules test --coverage
+for f in criteria/*.yaml; do
+	echo "== rules test --criteria $f (its own corpus, pin, coverage)"
+	go run ./tools/rules test --criteria "$f" --coverage
+done
 
 echo "== fault suite (kill -9, idle flood, store away and back, hung PostgreSQL)"
 SCOPE_HYGIENE_SERVICES_STARTED=1 scripts/faults.sh

@@ -111,6 +111,8 @@ type Config struct {
 	MCP func(routes http.Handler, o MCPOptions) http.Handler
 	// Page serves the web page at "/" and its files under "/assets/" (none when nil).
 	Page http.Handler
+	// Mounts are further criteria served beside this one, each at its own routes (mounts.go).
+	Mounts []Mount
 }
 
 // Server is the HTTP service.
@@ -204,6 +206,9 @@ func New(cfg Config) (*Server, error) {
 		e.GET("/", echo.WrapHandler(cfg.Page))
 		e.GET("/assets/*", echo.WrapHandler(cfg.Page))
 		e.POST("/assets/*", s.fallback) // still NOT COVERED, not 405
+	}
+	if err := s.mount(e, get); err != nil {
+		return nil, err
 	}
 	e.Any("/*", s.fallback)
 	s.e = e
@@ -306,6 +311,7 @@ var errAnswered = errors.New("answered")
 func (s *Server) refuse(c echo.Context, r *Refusal) error {
 	c.Set(keyRule, r.Rule)
 	s.cfg.Metrics.Refusals.WithLabelValues(r.Rule).Inc()
+	s.cfg.Metrics.CriteriaRefusals.WithLabelValues(s.cfg.Criteria.ID(), r.Rule).Inc()
 	if err := c.JSON(r.Status, r.Body); err != nil {
 		return err
 	}
@@ -351,8 +357,8 @@ func (s *Server) precheck(c echo.Context) error {
 	}
 	switch d.Outcome {
 	case store.FreeExhausted:
-		s.cfg.Metrics.FreeTier.WithLabelValues("402").Inc()
-		return done(s.refuse(c, &Refusal{Rule: RuleFreeTierDaily, Status: http.StatusPaymentRequired,
+		s.cfg.Metrics.FreeTier.WithLabelValues(itoa(s.exhaustedStatus())).Inc()
+		return done(s.refuse(c, &Refusal{Rule: RuleFreeTierDaily, Status: s.exhaustedStatus(),
 			Body: map[string]any{"kind": "refusal", "rule": RuleFreeTierDaily, "cap": s.gate.Limits.PerDay, "observed": d.Used}}))
 	case store.FreeTooSoon:
 		s.cfg.Metrics.FreeTier.WithLabelValues("429").Inc()
@@ -361,7 +367,7 @@ func (s *Server) precheck(c echo.Context) error {
 			Body: map[string]any{"kind": "refusal", "rule": RuleFreeTierInterval,
 				"min_interval_ms": s.gate.Limits.MinInterval.Milliseconds(), "retry_after_ms": d.RetryAfter.Milliseconds()}}))
 	}
-	s.cfg.Metrics.Results.WithLabelValues(s.cfg.Criteria.Revision(), "precheck", "free").Inc()
+	s.countResult("precheck", "free")
 	return s.signed(c, res)
 }
 
@@ -432,7 +438,7 @@ func (s *Server) audit(c echo.Context) error {
 	if err != nil {
 		return s.storeFailed(c, "ledger write failed", err)
 	}
-	s.cfg.Metrics.Results.WithLabelValues(res.CriteriaRevision, store.OpAudit, payer).Inc()
+	s.countResult(store.OpAudit, payer)
 	if err := c.Blob(http.StatusOK, echo.MIMEApplicationJSON, doc); err != nil {
 		return err // not delivered (a timeout answered, the client left): the payer may resume
 	}

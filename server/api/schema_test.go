@@ -33,7 +33,8 @@ func publishedSchemas(t testing.TB) map[string]*jsonschema.Schema {
 	schemaOnce.Do(func() {
 		c := jsonschema.NewCompiler()
 		c.DefaultDraft(jsonschema.Draft2020)
-		names := []string{"report", "precheck", "refusal", "service-refusal", "payment-required", "error", "healthz", "criteria-document", "siwx-challenge", "payment-error", "payment-pending", "health", "service-limit"}
+		names := []string{"report", "precheck", "refusal", "service-refusal", "payment-required", "error", "healthz", "criteria-document", "siwx-challenge", "payment-error", "payment-pending", "health", "service-limit",
+			"criteria-index", "forget-envelope-report", "forget-envelope-precheck", "forget-envelope-refusal", "forget-envelope-criteria-document"}
 		for _, n := range names {
 			b, err := os.ReadFile(filepath.Join("..", "..", "schema", n+".schema.json"))
 			if err != nil {
@@ -112,9 +113,22 @@ func schemaFor(method, path string, r response) (string, string) {
 		Detail json.RawMessage `json:"detail"`
 	}
 	_ = json.Unmarshal(r.Body, &probe)
+	fe := strings.HasPrefix(path, "/v1/forget-envelope/")
 	switch {
 	case path == "/criteria" && r.Status == http.StatusOK:
 		return "criteria-document", ""
+	case path == "/criteria/index" && r.Status == http.StatusOK:
+		return "criteria-index", ""
+	case path == "/criteria/memory-scope-hygiene/v1" && r.Status == http.StatusOK:
+		return "criteria-document", ""
+	case path == "/criteria/memory-forget-envelope/v1" && r.Status == http.StatusOK:
+		return "forget-envelope-criteria-document", ""
+	case fe && probe.Kind == "audit_report":
+		return "forget-envelope-report", ""
+	case fe && probe.Kind == "precheck_result":
+		return "forget-envelope-precheck", ""
+	case fe && probe.Kind == "refusal" && !serviceRules[probe.Rule] && probe.Rule != api.RuleCallerUnproven:
+		return "forget-envelope-refusal", ""
 	case path == "/healthz" && r.Status == http.StatusOK:
 		return "healthz", ""
 	case path == "/livez" || path == "/readyz":
@@ -159,7 +173,7 @@ func checkBody(t testing.TB, method, path string, r response) {
 	if err != nil {
 		t.Errorf("%s %s answered %d with a body that does not validate against schema/%s.schema.json: %v\n%.400s", method, path, r.Status, name, err, r.Body)
 	}
-	if (name == "report" || name == "precheck") && !bytes.Contains(r.Body, []byte(`"signature":`)) {
+	if (name == "report" || name == "precheck" || name == "forget-envelope-report" || name == "forget-envelope-precheck") && !bytes.Contains(r.Body, []byte(`"signature":`)) {
 		t.Errorf("%s %s answered an unsigned %s", method, path, name)
 	}
 }
@@ -183,6 +197,11 @@ func TestSchemasRejectWhatTheyMust(t *testing.T) {
 		{"healthz", `{"status":"ok"}`},
 		{"report", `{"kind":"audit_report","signature":{"alg":"Ed25519","key_id":"ed25519:0123456789abcdef","value":"x"}}`},
 		{"criteria-document", `{"criteria_id":"memory-scope-hygiene/v1"}`},
+		{"forget-envelope-refusal", `{"kind":"refusal","rule":"event_key_invalid","index":3,"name":"IDCANARY"}`},
+		{"forget-envelope-refusal", `{"kind":"refusal","rule":"event_key_invalid"}`},
+		{"forget-envelope-precheck", `{"kind":"precheck_result","service":"scope-hygiene","criteria_id":"memory-forget-envelope/v1","criteria_revision":"1.0.0","criteria_digest":"sha256:0000000000000000000000000000000000000000000000000000000000000000","op":"precheck","forget_mode":"transitional","events":1,"factors":{"forget_envelopes":{"status":"ASSESSABLE","forgets":1}},"checked_at":"2026-12-01T00:00:00Z"}`},
+		{"criteria-index", `{"kind":"criteria_index","criteria":[]}`},
+		{"forget-envelope-criteria-document", `{"kind":"mutation-log","criteria_id":"memory-forget-envelope/v1"}`},
 	} {
 		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(tc.body))
 		if err != nil {

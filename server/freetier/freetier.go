@@ -22,12 +22,25 @@ func Key(caller, clientIP string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// KeyIn is Key within one criteria's allowance: a criteria served beside the primary one keeps its
+// own counters (scope is its criteria id; "" is the primary criteria, whose key is Key's).
+func KeyIn(scope, caller, clientIP string) string {
+	if scope == "" {
+		return Key(caller, clientIP)
+	}
+	k := Key(caller, clientIP)
+	sum := sha256.Sum256([]byte("scope-hygiene/free-tier/criteria\x00" + scope + "\x00" + k))
+	return hex.EncodeToString(sum[:])
+}
+
 // Gate takes free calls from the store under the published limits.
 type Gate struct {
 	Store  store.Store
 	Limits store.FreeLimits
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Scope keeps a separate allowance per criteria (KeyIn); "" for the primary criteria.
+	Scope string
 }
 
 // Take decides one free call for the caller (or, without one, the client address).
@@ -36,7 +49,7 @@ func (g *Gate) Take(ctx context.Context, caller, clientIP string) (store.FreeDec
 	if g.Now != nil {
 		now = g.Now
 	}
-	d, err := g.Store.TakeFree(ctx, Key(caller, clientIP), now(), g.Limits)
+	d, err := g.Store.TakeFree(ctx, KeyIn(g.Scope, caller, clientIP), now(), g.Limits)
 	if err != nil {
 		return d, fmt.Errorf("free tier: %w", err)
 	}

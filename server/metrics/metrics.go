@@ -31,6 +31,11 @@ type Metrics struct {
 	Results *prometheus.CounterVec
 	// FreeTier counts free-tier refusals by status (402 daily exhaustion, 429 too soon).
 	FreeTier *prometheus.CounterVec
+	// CriteriaResults counts signed results by criteria id, revision, op and payer kind, for
+	// every criteria served.
+	CriteriaResults *prometheus.CounterVec
+	// CriteriaRefusals counts refusals by criteria id and rule id, for every criteria served.
+	CriteriaRefusals *prometheus.CounterVec
 }
 
 // New builds the instruments on a fresh registry (with Go and process collectors).
@@ -49,6 +54,11 @@ func New() *Metrics {
 		FreeTier: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "free_tier_refusals_total",
 			Help: "Free pre-check refusals by HTTP status: 402 daily allowance exhausted, 429 minimum interval."}, []string{"status"}),
 	}
+	m.CriteriaResults = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "criteria_results_total",
+		Help: "Signed results by criteria id, criteria revision, op and payer kind (free, paid, house)."}, []string{"criteria_id", "criteria_revision", "op", "payer"})
+	m.CriteriaRefusals = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "criteria_refusals_total",
+		Help: "Refusals by criteria id and rule id."}, []string{"criteria_id", "rule"})
+	m.reg.MustRegister(m.CriteriaResults, m.CriteriaRefusals)
 	m.reg.MustRegister(m.Requests, m.Latency, m.Refusals, m.Results, m.FreeTier,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -49,6 +49,9 @@ type Store interface {
 type FreeLimits struct {
 	PerDay      int
 	MinInterval time.Duration
+	// Uncounted keeps the call out of the free-use tripwire (free_calls_daily): the allowance of a
+	// criteria served beside the primary one, whose use is not the primary's free use.
+	Uncounted bool
 }
 
 // FreeOutcome is the result of one free-tier check.

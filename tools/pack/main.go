@@ -53,6 +53,8 @@ Sources (FILES are the main dumps):
   letta-api      Letta API dumps: a bundle {agents, blocks, passages, archives_agents} or lists
                  of those objects; --passages / --archives as above
   claims-jsonl   generic claim lines passed through (id, content_text, any published field)
+  mem0-history   Mem0 OSS history.db (or its rows as JSON Lines) -> a mutation-log export for
+                 memory-forget-envelope/v1 (POST /v1/forget-envelope/...); no memory text is copied
 
 Nothing is guessed: scope keys are copied only where the native format carries them (or stamped
 from what you state), and what a format lacks stays absent; the inventory says so.
@@ -287,6 +289,9 @@ func readManifest(name string, m *pack.ManifestOptions) error {
 func (c *config) pack(stdout, stderr io.Writer) error {
 	if c.from == "" {
 		return errors.New("pack: --from is required (see pack -h)")
+	}
+	if c.from == sourceMem0History {
+		return c.packMem0History(stdout, stderr)
 	}
 	opt, err := c.options()
 	if err != nil {

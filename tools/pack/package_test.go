@@ -300,3 +300,52 @@ func TestHashSourceFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestMem0HistoryToMutationLog: --from mem0-history reads Mem0's history.db directly and writes a
+// mutation-log export for memory-forget-envelope/v1 and an inventory saying what the source cannot
+// tell; no memory text leaves the table.
+func TestMem0HistoryToMutationLog(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "history.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`CREATE TABLE history (id TEXT PRIMARY KEY, memory_id TEXT, old_memory TEXT, new_memory TEXT, event TEXT, created_at DATETIME, updated_at DATETIME, is_deleted INTEGER, actor_id TEXT, role TEXT)`,
+		`INSERT INTO history VALUES ('h1','m-1',NULL,'CANARYhistorytext','ADD','2025-06-01T09:12:44.120331+00:00',NULL,0,'alice','user')`,
+		`INSERT INTO history VALUES ('h2','m-1','CANARYhistorytext',NULL,'DELETE','2025-06-02T10:00:00.000000+00:00',NULL,1,'alice','user')`,
+		`INSERT INTO history VALUES ('h3','m-2',NULL,'CANARYhistorytext','ADD','2025-06-03T10:00:00.000000+00:00',NULL,0,'bob','user')`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	out := filepath.Join(dir, "log.json")
+	code, _, stderr := runCLI(t, "--from", "mem0-history", "-o", out, path)
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	body, _ := os.ReadFile(out)
+	inv, _ := os.ReadFile(filepath.Join(dir, "log.inventory.json"))
+	var ex struct {
+		Format           string           `json:"format"`
+		ReinsertIdentity string           `json:"reinsert_identity"`
+		Events           []map[string]any `json:"events"`
+	}
+	if err := json.Unmarshal(body, &ex); err != nil || ex.Format != "mutation-log" || ex.ReinsertIdentity != "new_key" || len(ex.Events) != 3 {
+		t.Fatalf("export %s", body)
+	}
+	if ex.Events[1]["op"] != "forget" || ex.Events[1]["principal"] != "alice" {
+		t.Fatalf("events %v", ex.Events)
+	}
+	if strings.Contains(string(body), "CANARYhistorytext") || strings.Contains(string(inv), "CANARYhistorytext") {
+		t.Fatal("memory text left the history table")
+	}
+	for _, want := range []string{"no authority envelope", "no scope columns in history", "new memory_id", "reinserts_after_forget"} {
+		if !strings.Contains(string(inv), want) {
+			t.Errorf("the inventory does not say %q", want)
+		}
+	}
+}

@@ -26,6 +26,12 @@ func cmdTest(args []string, stdout, stderr io.Writer) error {
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
+	if ms, ok, err := mutLogCriteria(*crit); ok || err != nil {
+		if err != nil {
+			return err
+		}
+		return testMutLog(ms, corpusDir(*dir, flagSet(fs, "corpus"), ms), *runRE, *asJSON, *withCoverage, stdout)
+	}
 	ps, err := loadCriteria(*crit)
 	if err != nil {
 		return err
@@ -179,8 +185,21 @@ func cmdPin(args []string, stdout, stderr io.Writer) error {
 	crit := fs.String("criteria", defaultCrit, "criteria file")
 	dir := fs.String("corpus", defaultCorps, "corpus directory")
 	write := fs.Bool("write", false, "write the recomputed pin into the criteria file's corpus block")
+	reindex := fs.Bool("reindex", false, "mutation-log corpora: rewrite index.json to list every cases/*.json by name, then pin it")
 	if _, err := parse(fs, args); err != nil {
 		return err
+	}
+	if ms, ok, err := mutLogCriteria(*crit); ok || err != nil {
+		if err != nil {
+			return err
+		}
+		d := corpusDir(*dir, flagSet(fs, "corpus"), ms)
+		if *reindex {
+			if err := reindexMutLog(ms, d); err != nil {
+				return err
+			}
+		}
+		return pinMutLog(ms, *crit, d, *write, stdout)
 	}
 	c, err := corpus.Load(os.DirFS(*dir))
 	if err != nil {

@@ -62,7 +62,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	if len(pos) > 0 {
 		path = pos[0]
 	}
-	var ps *rules.ProgramSet
+	var ps rules.Served
 	if path == "-" {
 		// Criteria on standard input (an editor's buffer): problems name the file "stdin".
 		src, rerr := io.ReadAll(stdin)
@@ -70,9 +70,9 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 			return fail(exitInput, "read criteria: %w", rerr)
 		}
 		path = "stdin"
-		ps, err = rules.Load(path, src)
+		ps, err = rules.LoadAny(path, src)
 	} else {
-		ps, err = rules.LoadFile(path)
+		ps, err = rules.LoadAnyFile(path)
 	}
 	var pl rules.ProblemList
 	switch {
@@ -89,9 +89,9 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	}
 	if *asJSON {
 		return writeJSON(stdout, map[string]any{"criteria_id": ps.ID(), "criteria_revision": ps.Revision(),
-			"digest": ps.Digest(), "programs": len(ps.Programs()), "problems": []any{}})
+			"digest": ps.Digest(), "programs": len(programsOf(ps)), "problems": []any{}})
 	}
-	fmt.Fprintf(stdout, "%s: %s revision %s compiles: %d programs, %s\n", path, ps.ID(), ps.Revision(), len(ps.Programs()), ps.Digest())
+	fmt.Fprintf(stdout, "%s: %s revision %s compiles: %d programs, %s\n", path, ps.ID(), ps.Revision(), len(programsOf(ps)), ps.Digest())
 	return nil
 }
 
@@ -103,6 +103,16 @@ func cmdRun(op string, args []string, stdout, stderr io.Writer) error {
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
+	}
+	if ms, ok, err := mutLogCriteria(*crit); ok || err != nil {
+		if err != nil {
+			return err
+		}
+		body, cs, err := readInput(op, pos)
+		if err != nil {
+			return err
+		}
+		return runMutLog(op, ms, body, cs, *asJSON, stdout)
 	}
 	ps, body, cs, err := loadExport(op, *crit, pos)
 	if err != nil {

@@ -92,7 +92,7 @@ func serveFlags(fs *flag.FlagSet, c *config, getenv func(string) string) error {
 	str(&c.KeyFile, "key-file", "var/signing-key.pem", "Ed25519 report-signing key (PEM PKCS #8); generated on first run when missing")
 	str(&c.CriteriaFile, "criteria", "", "criteria file to serve (default: the embedded criteria.yaml)")
 	str(&c.CorpusDir, "corpus", "", "corpus directory the criteria must re-pass before serving (default: the embedded corpus)")
-	str(&c.StoppedRevisions, "stopped-revisions", "", "comma-separated criteria revisions that must not serve (tripwire 3: stop-serving under an affected version)")
+	str(&c.StoppedRevisions, "stopped-revisions", "", "comma-separated criteria revisions that must not serve (tripwire 3: stop-serving under an affected version); a criteria served beside v1 is named id@revision, e.g. memory-forget-envelope/v1@1.0.0")
 	str(&c.HouseTokenFile, "house-token-file", "", "file holding the operator's house-audit bearer token (house audits disabled when empty; env SCOPE_HYGIENE_HOUSE_TOKEN also works)")
 	dur(&c.RequestTimeout, "request-timeout", 10*time.Second, "per-request handler timeout")
 	dur(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "graceful shutdown deadline")

@@ -114,6 +114,17 @@ func TestEndToEnd(t *testing.T) {
 	if code, out := runCmd("verify", "-key", filepath.Join(work, "var", "signing-key.pem"), filepath.Join(dir, "precheck.json")); code != 0 {
 		t.Fatalf("verify with the key file: %d %s", code, out)
 	}
+	// The second rule set, served beside v1 by the real binary after its own corpus gate (its log
+	// line is checked once the process has stopped).
+	if st, idx := do("GET", "/criteria/index", "", nil); st != 200 || !bytes.Contains(idx, []byte(`"document":"/criteria/memory-forget-envelope/v1"`)) {
+		t.Fatalf("criteria index: %d %s", st, idx)
+	}
+	feLog := `{"format":"mutation-log","forget_mode":"transitional","scope_dimensions":["tenant"],"events":[{"seq":1,"op":"write","key":{"scope":{"tenant":"a"},"name":"k"},"version":1},{"seq":2,"op":"forget","key":{"scope":{"tenant":"a"},"name":"k"},"envelope":[]},{"seq":3,"op":"write","key":{"scope":{"tenant":"A"},"name":"K"},"version":2}]}`
+	if st, rep := do("POST", "/v1/forget-envelope/audit", feLog, map[string]string{"X-Forwarded-For": "203.0.113.9"}); st != 200 || !bytes.Contains(rep, []byte("alias reinserts: 1")) {
+		t.Fatalf("forget-envelope audit: %d %s", st, rep)
+	} else if code, out := runCmd("verify", "-key", critFile, save("fe-report.json", rep)); code != 0 {
+		t.Fatalf("verify the forget-envelope report: %d %s", code, out)
+	}
 	tampered := bytes.Replace(pre, []byte(`"live":2`), []byte(`"live":3`), 1)
 	if code, out := runCmd("verify", "-key", critFile, save("tampered.json", tampered)); code != 1 || !strings.HasPrefix(out, "FAIL") {
 		t.Fatalf("verify tampered: %d %s", code, out)
@@ -152,6 +163,9 @@ func TestEndToEnd(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `"msg":"stopped"`) {
 		t.Fatalf("no graceful stop in the log:\n%s", logs.String())
+	}
+	if !strings.Contains(logs.String(), `"msg":"corpus re-passed","criteria_id":"memory-forget-envelope/v1"`) {
+		t.Fatalf("no corpus gate logged for memory-forget-envelope/v1:\n%s", logs.String())
 	}
 	code, out := runCmd("ledger")
 	if code != 0 {

@@ -99,6 +99,10 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 	if err != nil {
 		return err
 	}
+	mounts, err := loadMounts(logger, splitList(c.StoppedRevisions))
+	if err != nil {
+		return err
+	}
 	signer, created, err := sign.LoadOrCreateKey(c.KeyFile)
 	if err != nil {
 		return err
@@ -138,7 +142,7 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 		Signer: signer, Payments: pay, PriceStatus: ps.Criteria().Price.Status, HouseToken: c.HouseToken, PublicBaseURL: c.PublicBaseURL, ProofKey: proofKey, ProofBudgetPerMinute: c.ProofBudget, Logger: logger, Metrics: m, TrustProxy: c.TrustProxy,
 		MaxInflightAudits: c.MaxInflightAudits, UnpaidAuditsPerMinute: c.UnpaidAuditsPerMinute, UnpaidAuditBurst: c.UnpaidAuditBurst,
 		RetryAfter: c.StoreRetryAfter, CORSOrigins: splitList(c.CORSOrigins), SeparateMetrics: c.MetricsAddr != "",
-		Page: web.Handler(), MCP: mcp.New})
+		Page: web.Handler(), MCP: mcp.New, Mounts: mounts})
 	if err != nil {
 		return err
 	}

@@ -154,9 +154,11 @@ func (s *Store) TakeFree(ctx context.Context, key string, now time.Time, limits 
 		case err != nil:
 			return fmt.Errorf("postgres: free-tier check: %w", err)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO free_calls_daily AS d (day, calls) VALUES ($1::date, 1)
+		if !limits.Uncounted {
+			if _, err := tx.Exec(ctx, `INSERT INTO free_calls_daily AS d (day, calls) VALUES ($1::date, 1)
 			ON CONFLICT (day) DO UPDATE SET calls = d.calls + 1`, day); err != nil {
-			return fmt.Errorf("postgres: count free call: %w", err)
+				return fmt.Errorf("postgres: count free call: %w", err)
+			}
 		}
 		d = store.FreeDecision{Outcome: store.FreeAllowed, Used: used}
 		return nil

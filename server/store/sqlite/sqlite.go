@@ -142,9 +142,11 @@ func (s *Store) TakeFree(ctx context.Context, key string, now time.Time, limits 
 	case err != nil:
 		return store.FreeDecision{}, fmt.Errorf("sqlite: free-tier check: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO free_calls_daily (day, calls) VALUES (?, 1)
+	if !limits.Uncounted {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO free_calls_daily (day, calls) VALUES (?, 1)
 		ON CONFLICT (day) DO UPDATE SET calls = calls + 1`, day); err != nil {
-		return store.FreeDecision{}, fmt.Errorf("sqlite: count free call: %w", err)
+			return store.FreeDecision{}, fmt.Errorf("sqlite: count free call: %w", err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return store.FreeDecision{}, fmt.Errorf("sqlite: commit free-tier check: %w", err)

@@ -148,6 +148,19 @@ func testFreeTierSequence(t *testing.T, open Opener) {
 	if tw.FreeCalls != 5 {
 		t.Fatalf("free calls counted = %d, want 5 (refused calls consume nothing)", tw.FreeCalls)
 	}
+	// An uncounted allowance (a criteria served beside the primary one) is enforced the same way
+	// but stays out of the free-use tripwire.
+	un := lim
+	un.Uncounted = true
+	if d, err := s.TakeFree(ctx, "c", t0.Add(62*time.Second), un); err != nil || d.Outcome != store.FreeAllowed {
+		t.Fatalf("uncounted call: %+v %v", d, err)
+	}
+	if d, _ := s.TakeFree(ctx, "c", t0.Add(63*time.Second), un); d.Outcome != store.FreeTooSoon {
+		t.Fatalf("uncounted allowance not enforced: %+v", d)
+	}
+	if tw, err := s.Tripwires(ctx, t0.Add(2*time.Minute), 30*24*time.Hour); err != nil || tw.FreeCalls != 5 {
+		t.Fatalf("an uncounted call was counted: %d (%v)", tw.FreeCalls, err)
+	}
 }
 
 // concurrent fires n TakeFree calls at once through two handles (two replicas).

@@ -1,0 +1,164 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/scopehygiene/scope-hygiene/server/freetier"
+	"github.com/scopehygiene/scope-hygiene/server/siwx"
+	"github.com/scopehygiene/scope-hygiene/server/store"
+)
+
+// Mount is a further criteria served beside the primary one, at its own routes
+// (docs/forget-envelope.md): POST <Prefix>/precheck, POST <Prefix>/audit and its document at
+// GET /criteria/<criteria id>. It shares the primary's store, signer, metrics, limits and
+// sign-in-with-x prover; its free allowance is its own (counted per criteria id).
+type Mount struct {
+	// Prefix is the routes' prefix, e.g. /v1/forget-envelope.
+	Prefix   string
+	Criteria Criteria
+	// Document is its published criteria document (the server adds digest and signing key).
+	Document map[string]any
+	Engine   Engine
+	// PriceStatus is the price's published status (UNPRICED for a rule set served free).
+	PriceStatus string
+	// Payments gates its /audit when it is priced (NoPayments when nil). An unpriced criteria
+	// (PriceUnits 0) is served free under its pre-check's allowance, and no payment is asked.
+	Payments Payments
+}
+
+// CriteriaIndexEntry is one criteria of GET /criteria/index.
+type CriteriaIndexEntry struct {
+	CriteriaID       string `json:"criteria_id"`
+	CriteriaRevision string `json:"criteria_revision"`
+	CriteriaDigest   string `json:"criteria_digest"`
+	Document         string `json:"document"`
+	Precheck         string `json:"precheck"`
+	Audit            string `json:"audit"`
+	Price            Price  `json:"price"`
+}
+
+// docRoute is the document route of a criteria id.
+func docRoute(id string) string { return "/criteria/" + id }
+
+// mount serves every Mount beside the primary criteria and GET /criteria/index. A mount's free
+// calls stay out of the primary's free-against-paid tripwire (its kill line is the primary's).
+func (s *Server) mount(e *echo.Echo, get func(string, echo.HandlerFunc)) error {
+	index := []CriteriaIndexEntry{{CriteriaID: s.cfg.Criteria.ID(), CriteriaRevision: s.cfg.Criteria.Revision(),
+		CriteriaDigest: s.cfg.Criteria.Digest(), Document: docRoute(s.cfg.Criteria.ID()), Precheck: "/precheck", Audit: "/audit",
+		Price: Price{USDCUnits: s.cfg.Criteria.PriceUnits(), Label: s.cfg.Criteria.PriceLabel(), Status: s.cfg.PriceStatus}}}
+	get(docRoute(s.cfg.Criteria.ID()), s.getCriteria)
+	seen := map[string]bool{s.cfg.Criteria.ID(): true}
+	for _, m := range s.cfg.Mounts {
+		if m.Criteria == nil || m.Engine == nil || !strings.HasPrefix(m.Prefix, "/") || strings.HasSuffix(m.Prefix, "/") {
+			return errors.New("api: a mount needs Criteria, Engine and a prefix like /v1/name")
+		}
+		if seen[m.Criteria.ID()] {
+			return errors.New("api: a criteria id is served twice")
+		}
+		seen[m.Criteria.ID()] = true
+		cfg := s.cfg
+		cfg.Criteria, cfg.Document, cfg.Engine, cfg.PriceStatus, cfg.Mounts = m.Criteria, m.Document, m.Engine, m.PriceStatus, nil
+		cfg.Payments = m.Payments
+		if cfg.Payments == nil || m.Criteria.PriceUnits() == 0 {
+			cfg.Payments = NoPayments{}
+		}
+		perDay, minInterval := m.Criteria.FreeTier()
+		sub := &Server{cfg: cfg, e: e, ready: s.ready, inflight: s.inflight, unpaid: s.unpaid, prover: s.prover, proofBudget: s.proofBudget,
+			gate: &freetier.Gate{Store: cfg.Store, Limits: store.FreeLimits{PerDay: perDay, MinInterval: minInterval, Uncounted: true}, Now: cfg.Now, Scope: m.Criteria.ID()}}
+		if err := sub.renderCriteria(); err != nil {
+			return err
+		}
+		get(docRoute(m.Criteria.ID()), sub.getCriteria)
+		e.POST(m.Prefix+"/precheck", sub.precheck)
+		if m.Criteria.PriceUnits() == 0 {
+			e.POST(m.Prefix+"/audit", sub.freeAudit, s.shedAudit)
+		} else {
+			e.POST(m.Prefix+"/audit", sub.audit, s.shedAudit)
+		}
+		index = append(index, CriteriaIndexEntry{CriteriaID: m.Criteria.ID(), CriteriaRevision: m.Criteria.Revision(),
+			CriteriaDigest: m.Criteria.Digest(), Document: docRoute(m.Criteria.ID()), Precheck: m.Prefix + "/precheck",
+			Audit: m.Prefix + "/audit", Price: Price{USDCUnits: m.Criteria.PriceUnits(), Label: m.Criteria.PriceLabel(), Status: m.PriceStatus}})
+	}
+	body := map[string]any{"kind": "criteria_index", "criteria": index}
+	get("/criteria/index", func(c echo.Context) error {
+		c.Response().Header().Set("Cache-Control", "public, max-age=300")
+		return c.JSON(http.StatusOK, body)
+	})
+	return nil
+}
+
+// countResult counts one signed result under the criteria id; the primary criteria's results are
+// also counted by revision alone (results_total), as before a second criteria was served, so that
+// series never mixes two rule sets. A mount's gate carries its criteria id as scope.
+func (s *Server) countResult(op, payer string) {
+	if s.gate.Scope == "" {
+		s.cfg.Metrics.Results.WithLabelValues(s.cfg.Criteria.Revision(), op, payer).Inc()
+	}
+	s.cfg.Metrics.CriteriaResults.WithLabelValues(s.cfg.Criteria.ID(), s.cfg.Criteria.Revision(), op, payer).Inc()
+}
+
+// freeAudit is /audit of an unpriced criteria: the published refusals, then the caller's proof
+// when a wallet is named, then the free allowance (shared with this criteria's /precheck), then the
+// signed report. No payment is asked and no ledger row is written: the ledger records payments.
+func (s *Server) freeAudit(c echo.Context) error {
+	if !s.unpaidBudget(c) {
+		return nil
+	}
+	body, err := s.readBody(c)
+	if err != nil {
+		return done(err)
+	}
+	if _, ref, err := s.cfg.Engine.Precheck(body, s.cfg.Now()); err != nil {
+		return s.internal(c, "rule failed at run time")
+	} else if ref != nil {
+		return done(s.refuse(c, ref))
+	}
+	caller, err := freetier.CallerFromBody(body)
+	if err != nil {
+		return done(s.refuse(c, &Refusal{Rule: RuleCallerInvalid, Status: http.StatusBadRequest,
+			Body: map[string]any{"kind": "refusal", "rule": RuleCallerInvalid}}))
+	}
+	if caller != "" {
+		if err := s.proveCaller(c, caller, siwx.PurposePrecheck); err != nil {
+			return done(err)
+		}
+	}
+	d, err := s.gate.Take(c.Request().Context(), caller, c.RealIP())
+	if err != nil {
+		return s.storeFailed(c, "free-tier store failed", err)
+	}
+	switch d.Outcome {
+	case store.FreeExhausted:
+		s.cfg.Metrics.FreeTier.WithLabelValues(itoa(s.exhaustedStatus())).Inc()
+		return done(s.refuse(c, &Refusal{Rule: RuleFreeTierDaily, Status: s.exhaustedStatus(),
+			Body: map[string]any{"kind": "refusal", "rule": RuleFreeTierDaily, "cap": s.gate.Limits.PerDay, "observed": d.Used}}))
+	case store.FreeTooSoon:
+		s.cfg.Metrics.FreeTier.WithLabelValues("429").Inc()
+		c.Response().Header().Set("Retry-After", itoa(freetier.RetryAfterSeconds(d.RetryAfter)))
+		return done(s.refuse(c, &Refusal{Rule: RuleFreeTierInterval, Status: http.StatusTooManyRequests,
+			Body: map[string]any{"kind": "refusal", "rule": RuleFreeTierInterval,
+				"min_interval_ms": s.gate.Limits.MinInterval.Milliseconds(), "retry_after_ms": d.RetryAfter.Milliseconds()}}))
+	}
+	res, ref, err := s.cfg.Engine.Audit(body, s.cfg.Now)
+	if err != nil || ref != nil || res == nil {
+		if ref != nil {
+			return done(s.refuse(c, ref))
+		}
+		return s.internal(c, "rule failed at run time")
+	}
+	s.countResult(store.OpAudit, "free")
+	return s.signed(c, res.Report)
+}
+
+// exhaustedStatus answers a spent daily allowance: 402 where an audit can be paid for, 429 for an
+// unpriced criteria, whose audit is free under the same allowance (nothing to pay).
+func (s *Server) exhaustedStatus() int {
+	if s.cfg.Criteria.PriceUnits() == 0 {
+		return http.StatusTooManyRequests
+	}
+	return http.StatusPaymentRequired
+}

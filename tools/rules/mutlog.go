@@ -1,0 +1,386 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/scopehygiene/scope-hygiene/corpus"
+	"github.com/scopehygiene/scope-hygiene/evaluator/mutlog"
+	"github.com/scopehygiene/scope-hygiene/rules"
+)
+
+// The commands on a criteria file of kind mutation-log (criteria/forget-envelope.yaml): the kind
+// in the file selects these, never its name.
+
+// mutLogCriteria compiles path when it is of kind mutation-log (ok false for any other kind).
+func mutLogCriteria(path string) (ms *rules.MutLogSet, ok bool, err error) {
+	src, rerr := os.ReadFile(path)
+	if rerr != nil {
+		return nil, false, nil // the v1 path reports the unreadable file
+	}
+	k, kerr := rules.KindOf(src)
+	if kerr != nil || k != rules.KindMutationLog {
+		return nil, false, nil
+	}
+	ms, err = rules.LoadMutationLog(path, src)
+	if err != nil {
+		if errors.Is(err, rules.ErrCompile) {
+			return nil, true, &exitError{code: exitCompile, err: err}
+		}
+		return nil, true, &exitError{code: exitInput, err: err}
+	}
+	return ms, true, nil
+}
+
+// corpusDir is --corpus when given, else the criteria's own corpus directory.
+func corpusDir(given string, set bool, ms *rules.MutLogSet) string {
+	if set {
+		return given
+	}
+	return ms.Criteria().Corpus.Dir
+}
+
+func testMutLog(ms *rules.MutLogSet, dir, runRE string, asJSON, withCoverage bool, stdout io.Writer) error {
+	c, err := corpus.Load(os.DirFS(dir))
+	if err != nil {
+		return fail(exitCorpus, "%w", err)
+	}
+	var filter *regexp.Regexp
+	if runRE != "" {
+		if filter, err = regexp.Compile(runRE); err != nil {
+			return fail(exitUsage, "--run: %w", err)
+		}
+	}
+	pin, pinErr := c.VerifyPin(ms.Criteria().Corpus.SHA256)
+	var cov *corpus.Coverage
+	var obs rules.Observer
+	if withCoverage {
+		cov = corpus.NewCoverageOf(ms)
+		obs = cov
+	}
+	s := corpus.Summary{}
+	for i := range c.Cases {
+		cs := &c.Cases[i]
+		if filter != nil && !filter.MatchString(cs.Name) {
+			continue
+		}
+		r := corpus.RunCaseMutLog(ms, cs, obs)
+		if r.Passed() {
+			s.Passed++
+		} else {
+			s.Failed++
+		}
+		s.Results = append(s.Results, r)
+	}
+	var gaps []corpus.RuleCoverage
+	branchGaps := 0
+	if cov != nil {
+		gaps, branchGaps = cov.Gaps()
+	}
+	if asJSON {
+		out := map[string]any{"criteria": ms.ID(), "revision": ms.Revision(), "pin": pin, "pin_ok": pinErr == nil,
+			"passed": s.Passed, "failed": s.Failed, "results": s.Results}
+		if cov != nil {
+			out["coverage"] = cov.Report()
+		}
+		if err := writeJSON(stdout, out); err != nil {
+			return err
+		}
+	} else {
+		for _, r := range s.Results {
+			if r.Passed() {
+				continue
+			}
+			fmt.Fprintf(stdout, "FAIL %s\n", r.Case)
+			if r.Err != "" {
+				fmt.Fprintf(stdout, "    error: %s\n", r.Err)
+			}
+			for _, d := range r.Diffs {
+				fmt.Fprintf(stdout, "    %s\n        expected: %s\n        got:      %s\n", d.Path, d.Expected, d.Got)
+			}
+		}
+		if cov != nil {
+			printCoverage(stdout, cov, gaps, branchGaps)
+		}
+		if pinErr != nil {
+			fmt.Fprintf(stdout, "PIN %v\n", pinErr)
+		} else {
+			fmt.Fprintf(stdout, "corpus %s pinned %s\n", c.Index.ID, pin)
+		}
+		fmt.Fprintf(stdout, "%d passed, %d failed\n", s.Passed, s.Failed)
+	}
+	switch {
+	case s.Passed+s.Failed == 0:
+		return fail(exitCorpus, "no case ran")
+	case s.Failed > 0:
+		return fail(exitCorpus, "%d case(s) failed", s.Failed)
+	case pinErr != nil:
+		return &exitError{code: exitCorpus, err: pinErr}
+	case len(gaps) > 0 && filter == nil:
+		return fail(exitCorpus, "%d rule(s) never seen both ways", len(gaps))
+	}
+	return nil
+}
+
+func pinMutLog(ms *rules.MutLogSet, crit, dir string, write bool, stdout io.Writer) error {
+	c, err := corpus.Load(os.DirFS(dir))
+	if err != nil {
+		return fail(exitCorpus, "%w", err)
+	}
+	if _, err := c.VerifyPin(""); err != nil {
+		return &exitError{code: exitCorpus, err: err}
+	}
+	pin := c.Index.SHA256
+	if write {
+		src, err := os.ReadFile(crit)
+		if err != nil {
+			return fail(exitInput, "read criteria: %w", err)
+		}
+		if !pinLine.Match(src) {
+			return fail(exitInput, "%s has no corpus sha256 line to update", crit)
+		}
+		src = pinLine.ReplaceAll(src, []byte(`${1}"`+pin+`"`))
+		if err := os.WriteFile(crit, src, 0o644); err != nil {
+			return fail(exitInput, "write criteria: %w", err)
+		}
+		if ms, _, err = mutLogCriteria(crit); err != nil {
+			return err
+		}
+	}
+	if want := ms.Criteria().Corpus.SHA256; want != pin {
+		return fail(exitCorpus, "%s names corpus pin %s, the corpus is %s (run: rules pin --criteria %s --write)", crit, want, pin, crit)
+	}
+	fmt.Fprintf(stdout, "%s %s\n", c.Index.ID, pin)
+	return nil
+}
+
+// runMutLog is `rules audit|precheck --criteria FILE INPUT` for a mutation-log rule set.
+func runMutLog(op string, ms *rules.MutLogSet, body []byte, cs *corpus.Case, asJSON bool, stdout io.Writer) error {
+	now := time.Now()
+	var (
+		res any
+		ref *mutlog.Refusal
+		err error
+	)
+	if op == "audit" {
+		var rep *mutlog.Report
+		if rep, ref, err = mutlog.Audit(ms, body, now); rep != nil {
+			res = rep
+		}
+	} else {
+		var pre *mutlog.PrecheckResult
+		if pre, ref, err = mutlog.Precheck(ms, body, now); pre != nil {
+			res = pre
+		}
+	}
+	switch {
+	case err != nil:
+		return fail(exitCompile, "%w", err)
+	case ref != nil:
+		if asJSON {
+			_ = writeJSON(stdout, ref)
+		} else {
+			line := "REFUSED (free): " + ref.Rule
+			switch {
+			case ref.Index != nil:
+				line += fmt.Sprintf(" at index %d", *ref.Index)
+			case ref.Cap != nil:
+				line += fmt.Sprintf(" (cap %d, observed %d)", *ref.Cap, *ref.Observed)
+			}
+			fmt.Fprintln(stdout, line)
+		}
+		if cs != nil && op == "audit" {
+			return checkCaseMutLog(ms, cs, stdout)
+		}
+		return &exitError{code: exitInput, err: errors.New("")}
+	}
+	if asJSON {
+		return writeJSON(stdout, res)
+	}
+	if rep, ok := res.(*mutlog.Report); ok {
+		fmt.Fprint(stdout, renderMutLogReport(rep))
+	} else {
+		pre := res.(*mutlog.PrecheckResult)
+		fmt.Fprintf(stdout, "%s pre-check: %d events, forget mode %s\n", pre.CriteriaID, pre.Events, pre.ForgetMode)
+		for _, f := range rules.MutLogFactors {
+			st := pre.Factors[f]
+			fmt.Fprintf(stdout, "%-28s %s\n", f, statusText(st.Status, st.Reason))
+		}
+	}
+	if cs != nil && op == "audit" {
+		return checkCaseMutLog(ms, cs, stdout)
+	}
+	return nil
+}
+
+func statusText(status, reason string) string {
+	if reason == "" {
+		return status
+	}
+	return status + ": " + reason
+}
+
+func checkCaseMutLog(ms *rules.MutLogSet, cs *corpus.Case, stdout io.Writer) error {
+	r := corpus.RunCaseMutLog(ms, cs, nil)
+	if r.Passed() {
+		fmt.Fprintf(stdout, "\ncorpus case %s: the engine gives the expected output\n", cs.Name)
+		return nil
+	}
+	fmt.Fprintf(stdout, "\ncorpus case %s: the engine differs from the expected output\n", cs.Name)
+	if r.Err != "" {
+		fmt.Fprintf(stdout, "    error: %s\n", r.Err)
+	}
+	for _, d := range r.Diffs {
+		fmt.Fprintf(stdout, "    %s\n        expected: %s\n        got:      %s\n", d.Path, d.Expected, d.Got)
+	}
+	return fail(exitCorpus, "the case differs")
+}
+
+// renderMutLogReport prints a report as words: the verdict line, then one line per factor.
+func renderMutLogReport(r *mutlog.Report) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n\n", r.VerdictLine)
+	line := func(name string, v any, text func() string) {
+		if st, ok := v.(mutlog.Status); ok {
+			fmt.Fprintf(&b, "%-28s %s\n", name, statusText(st.Status, st.Reason))
+			return
+		}
+		fmt.Fprintf(&b, "%-28s %s\n", name, text())
+	}
+	f := r.Factors
+	line("forget_envelopes", f.ForgetEnvelopes, func() string {
+		x := f.ForgetEnvelopes.(mutlog.ForgetEnvelopes)
+		return fmt.Sprintf("ASSESSABLE, %d of %d forgets record an envelope (%s); without: %s", x.WithEnvelope, x.Forgets, x.Rate.Value, seqText(x.WithoutEnvelope))
+	})
+	line("reinserts_after_forget", f.ReinsertsAfterForget, func() string {
+		x := f.ReinsertsAfterForget.(mutlog.Reinserts)
+		return fmt.Sprintf("ASSESSABLE, %d reinserts: %s", x.Reinserts, seqText(x.Seqs))
+	})
+	line("reinserts_outside_envelope", f.ReinsertsOutsideEnvelope, func() string {
+		x := f.ReinsertsOutsideEnvelope.(mutlog.OutsideEnvelope)
+		return fmt.Sprintf("ASSESSABLE, %d of %d checked reinserts outside the envelope: %s (silent: %s; unattributed: %s; %d without an envelope)",
+			x.Outside, x.Checked, seqText(x.OutsideSeqs), seqText(x.SilentSeqs), seqText(x.UnattributedSeqs), x.NoEnvelope)
+	})
+	line("alias_reinserts", f.AliasReinserts, func() string {
+		x := f.AliasReinserts.(mutlog.Aliases)
+		return fmt.Sprintf("ASSESSABLE, %d of %d reinserts through an alias: %s", x.Aliases, x.Reinserts, seqText(x.Seqs))
+	})
+	line("reopens", f.Reopens, func() string {
+		x := f.Reopens.(mutlog.Reopens)
+		return fmt.Sprintf("ASSESSABLE, %d reopens, %d unchecked: %s; retired-key writes: %s", x.Reopens, x.Unchecked, seqText(x.UncheckedSeqs), seqText(x.RetiredWriteSeqs))
+	})
+	line("reassignments", f.Reassignments, func() string {
+		x := f.Reassignments.(mutlog.Reassignments)
+		return fmt.Sprintf("ASSESSABLE, %d reassignments, %d without an authority check: %s", x.Reassignments, x.Unchecked, seqText(x.UncheckedSeqs))
+	})
+	line("replay", f.Replay, func() string {
+		x := f.Replay.(mutlog.Replay)
+		return fmt.Sprintf("ASSESSABLE, %d mismatches over %d live slots and %d entries: %d missing, %d extra, %d version, %d repeated",
+			x.Mismatches, x.LiveSlots, x.SnapshotEntries, x.Missing, x.Extra, x.Version, x.Duplicate)
+	})
+	c := r.Coverage
+	fmt.Fprintf(&b, "\ncoverage: %d slots (%d aliased), %d live after replay, %d forgets of a slot not live, %d reopens without effect, %d events without a principal, %d principals\n",
+		c.Slots, c.AliasedSlots, c.LiveSlots, c.ForgetsOfNotLive, c.ReopensIneffective, c.UnattributedEvents, c.Principals)
+	return b.String()
+}
+
+func seqText(s []int64) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(s))
+	for i, n := range s {
+		parts[i] = fmt.Sprint(n)
+	}
+	return "seq " + strings.Join(parts, ", ")
+}
+
+// flagSet reports whether the flag was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			set = true
+		}
+	})
+	return set
+}
+
+// programsOf lists a compiled set's programs, whatever its kind.
+func programsOf(s rules.Served) []*rules.Program {
+	if p, ok := s.(interface{ Programs() []*rules.Program }); ok {
+		return p.Programs()
+	}
+	return nil
+}
+
+// readInput reads the one input of audit/precheck: an export file, "-", or a corpus case file.
+func readInput(cmd string, pos []string) ([]byte, *corpus.Case, error) {
+	if len(pos) != 1 {
+		return nil, nil, fail(exitUsage, "%s takes one input: an export file, - for standard input, or a corpus case file", cmd)
+	}
+	var body []byte
+	var err error
+	if pos[0] == "-" {
+		body, err = io.ReadAll(stdin)
+	} else {
+		body, err = os.ReadFile(pos[0])
+	}
+	if err != nil {
+		return nil, nil, fail(exitInput, "read export: %w", err)
+	}
+	cs := corpusCase(body)
+	if cs == nil {
+		return body, nil, nil
+	}
+	export, err := cs.RequestBody()
+	if err != nil {
+		return nil, nil, fail(exitInput, "corpus case: %w", err)
+	}
+	return export, cs, nil
+}
+
+// reindexMutLog rewrites a mutation-log corpus's index.json to list every cases/*.json, sorted by
+// name, and pins it (the merge of the oracle's generated cases with the hand-derived ones). It
+// decides no expected output: those stay as the oracle and the hand derivation wrote them.
+func reindexMutLog(ms *rules.MutLogSet, dir string) error {
+	names, err := filepath.Glob(filepath.Join(dir, "cases", "*.json"))
+	if err != nil {
+		return fail(exitInput, "list cases: %w", err)
+	}
+	sort.Strings(names)
+	idx := corpus.Index{ID: ms.Criteria().Corpus.ID, CriteriaID: ms.ID(), CriteriaRevision: ms.Revision(), Cases: []string{}}
+	for _, n := range names {
+		idx.Cases = append(idx.Cases, strings.TrimSuffix(filepath.Base(n), ".json"))
+	}
+	write := func() error {
+		b, err := json.MarshalIndent(idx, "", "  ")
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, "index.json"), append(b, '\n'), 0o644)
+	}
+	if err := write(); err != nil {
+		return fail(exitInput, "write index: %w", err)
+	}
+	c, err := corpus.Load(os.DirFS(dir))
+	if err != nil {
+		return fail(exitCorpus, "%w", err)
+	}
+	if idx.SHA256, err = c.Pin(); err != nil {
+		return fail(exitCorpus, "%w", err)
+	}
+	if err := write(); err != nil {
+		return fail(exitInput, "write index: %w", err)
+	}
+	return nil
+}
