@@ -128,6 +128,9 @@ type Server struct {
 	// prover and proofBudget check sign-in-with-x proofs of caller wallets (caller.go).
 	prover      *siwx.Prover
 	proofBudget *siwx.Budget
+	// mounted lists the methods of the routes mount added (the index, each criteria's document
+	// route, each further criteria's pre-check and audit), for the method fallback.
+	mounted map[string]string
 }
 
 // Context keys set by handlers for the observing middleware.

@@ -88,6 +88,9 @@ func (s *Server) allowed(path string) (string, bool) {
 	if isSchemaPath(path) {
 		return "GET, HEAD, OPTIONS", true
 	}
+	if allow, ok := s.mounted[path]; ok {
+		return allow, true
+	}
 	return "", false
 }
 

@@ -50,6 +50,8 @@ func (s *Server) mount(e *echo.Echo, get func(string, echo.HandlerFunc)) error {
 	index := []CriteriaIndexEntry{{CriteriaID: s.cfg.Criteria.ID(), CriteriaRevision: s.cfg.Criteria.Revision(),
 		CriteriaDigest: s.cfg.Criteria.Digest(), Document: docRoute(s.cfg.Criteria.ID()), Precheck: "/precheck", Audit: "/audit",
 		Price: Price{USDCUnits: s.cfg.Criteria.PriceUnits(), Label: s.cfg.Criteria.PriceLabel(), Status: s.cfg.PriceStatus}}}
+	const getMethods, postMethods = "GET, HEAD, OPTIONS", "POST, OPTIONS"
+	s.mounted = map[string]string{"/criteria/index": getMethods, docRoute(s.cfg.Criteria.ID()): getMethods}
 	get(docRoute(s.cfg.Criteria.ID()), s.getCriteria)
 	seen := map[string]bool{s.cfg.Criteria.ID(): true}
 	for _, m := range s.cfg.Mounts {
@@ -73,6 +75,8 @@ func (s *Server) mount(e *echo.Echo, get func(string, echo.HandlerFunc)) error {
 			return err
 		}
 		get(docRoute(m.Criteria.ID()), sub.getCriteria)
+		s.mounted[docRoute(m.Criteria.ID())] = getMethods
+		s.mounted[m.Prefix+"/precheck"], s.mounted[m.Prefix+"/audit"] = postMethods, postMethods
 		e.POST(m.Prefix+"/precheck", sub.precheck)
 		if m.Criteria.PriceUnits() == 0 {
 			e.POST(m.Prefix+"/audit", sub.freeAudit, s.shedAudit)

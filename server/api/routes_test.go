@@ -21,7 +21,7 @@ import (
 // the main listener): every route it serves is an operation of schema/openapi.json, and every
 // operation the document describes is served (OPTIONS answered by the method fallback).
 func TestEveryRouteDescribed(t *testing.T) {
-	h := newHarness(t, sqliteStore(t), func(c *api.Config) { c.Page = web.Handler(); c.MCP = mcp.New })
+	h := newHarness(t, sqliteStore(t), func(c *api.Config) { c.Page = web.Handler(); c.MCP = mcp.New }, withForgetEnvelope(t))
 	extra, missing, served := compareRoutes(t, h)
 	for _, e := range extra {
 		t.Errorf("route %s is not described in schema/openapi.json", e)
