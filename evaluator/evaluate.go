@@ -542,15 +542,12 @@ func (st *state) fillConflicts(rep *Report) error {
 		}
 		r := &x.records[i]
 		st.act.Restore(&r.facts, r.live, st.slots[i])
+		failed, err := ps.EvalConflicts(st.act, st.applies[i])
+		if err != nil {
+			return err
+		}
 		for j, c := range conflicts {
-			if st.applies[i]&(1<<j) == 0 {
-				continue
-			}
-			bad, err := c.Conflict.Bool(st.act)
-			if err != nil {
-				return err
-			}
-			if bad {
+			if failed&(1<<j) != 0 {
 				by[c.ID]++
 				recs[c.ID] = append(recs[c.ID], r.id)
 				total++

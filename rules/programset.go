@@ -212,7 +212,7 @@ type RecordActivation struct {
 	index  map[string]int
 	ps     *ProgramSet
 	memo   [numFused]memo // this export's fused results, by input projection
-	key    []byte
+	ks     keyState
 }
 
 // NewRecordActivation returns an activation bound to this program set.
@@ -314,6 +314,27 @@ func (ps *ProgramSet) EvalApplies(a *RecordActivation) (uint32, error) {
 	}
 	for j, c := range ps.conflicts {
 		b, err := c.Applies.Bool(a)
+		if err != nil {
+			return 0, err
+		}
+		out[j] = b
+	}
+	return mask(out), nil
+}
+
+// EvalConflicts reports, as a bit mask over Conflicts(), which conflict sub-checks the current
+// record fails among those in applies (its EvalApplies mask).
+func (ps *ProgramSet) EvalConflicts(a *RecordActivation, applies uint32) (uint32, error) {
+	var buf [32]bool
+	out := buf[:len(ps.conflicts)]
+	if ps.evalFused(fusedConflicts, a, out) {
+		return mask(out) & applies, nil
+	}
+	for j, c := range ps.conflicts {
+		if applies&(1<<j) == 0 {
+			continue
+		}
+		b, err := c.Conflict.Bool(a)
 		if err != nil {
 			return 0, err
 		}
