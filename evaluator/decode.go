@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -73,25 +74,101 @@ func decode(body []byte, maxDepth int) (jval, error) {
 	if !utf8.Valid(body) || bytes.HasPrefix(body, []byte("\xef\xbb\xbf")) {
 		return jval{}, errNotExport
 	}
-	d := jsontext.NewDecoder(bytes.NewReader(body))
-	v, err := readValue(d, 1, maxDepth)
+	p := parsers.Get().(*parser)
+	defer p.release()
+	p.d.Reset(bytes.NewReader(body))
+	p.maxDepth = maxDepth
+	v, err := p.value(1)
 	if err != nil {
 		return jval{}, errNotExport
 	}
-	if _, err := d.ReadToken(); err != io.EOF {
+	if _, err := p.d.ReadToken(); err != io.EOF {
 		return jval{}, errNotExport
 	}
 	return v, nil
 }
 
-// readValue reads one value whose containers, if it is one, sit at the given level. Depth counts
-// arrays and objects only (R-51): a scalar adds no level.
-func readValue(d *jsontext.Decoder, level, maxDepth int) (jval, error) {
-	t, err := d.ReadToken()
+// parser is one decode's state, pooled: the decoder and the scratch stacks that let every array
+// and object be allocated once, at its final size.
+type parser struct {
+	d        *jsontext.Decoder
+	maxDepth int
+	vals     []jval
+	mems     []member
+}
+
+var parsers = sync.Pool{New: func() any { return &parser{d: jsontext.NewDecoder(bytes.NewReader(nil))} }}
+
+func (p *parser) release() {
+	clear(p.vals[:cap(p.vals)])
+	clear(p.mems[:cap(p.mems)])
+	p.vals, p.mems = p.vals[:0], p.mems[:0]
+	p.d.Reset(bytes.NewReader(nil))
+	parsers.Put(p)
+}
+
+// knownNames are member names the engine reads; decoding shares one copy of each.
+var knownNames = func() map[string]string {
+	m := map[string]string{}
+	for _, n := range []string{"id", "content_text", "content_hash", "family", "form", "variant", "records",
+		"manifest", "caller", "metadata", "supersedes", "attached_to", "declared_scope_keys", "global_scopes",
+		"private_scopes", "global_content_keys", "global_claim_ids", "scope_filtered", "multi_scope",
+		"user_id", "agent_id", "app_id", "run_id", "session_id", "graph_id", "tenant", "project", "created_at",
+		"updated_at", "hash", "categories", "label", "claim_type"} {
+		m[n] = n
+	}
+	for n := range factFields {
+		m[n] = n
+	}
+	return m
+}()
+
+// name reads an object member name.
+func (p *parser) name() (string, error) {
+	if p.d.PeekKind() != '"' {
+		return "", errNotExport
+	}
+	raw, err := p.d.ReadValue()
 	if err != nil {
+		return "", errNotExport
+	}
+	if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 {
+		if n, ok := knownNames[string(inner)]; ok {
+			return n, nil
+		}
+		return string(inner), nil
+	}
+	s, err := jsontext.AppendUnquote(nil, raw)
+	if err != nil {
+		return "", errNotExport
+	}
+	return string(s), nil
+}
+
+// value reads one value whose containers, if it is one, sit at the given level. Depth counts
+// arrays and objects only (R-51): a scalar adds no level.
+func (p *parser) value(level int) (jval, error) {
+	d := p.d
+	k := d.PeekKind()
+	if (k == '[' || k == '{') && level > p.maxDepth {
 		return jval{}, errNotExport
 	}
-	if k := t.Kind(); (k == '[' || k == '{') && level > maxDepth {
+	if k == '"' {
+		raw, err := d.ReadValue()
+		if err != nil {
+			return jval{}, errNotExport
+		}
+		if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 {
+			return jval{kind: kString, str: string(inner)}, nil
+		}
+		s, err := jsontext.AppendUnquote(nil, raw)
+		if err != nil {
+			return jval{}, errNotExport
+		}
+		return jval{kind: kString, str: string(s)}, nil
+	}
+	t, err := d.ReadToken()
+	if err != nil {
 		return jval{}, errNotExport
 	}
 	switch t.Kind() {
@@ -101,40 +178,49 @@ func readValue(d *jsontext.Decoder, level, maxDepth int) (jval, error) {
 		return jval{kind: kBool, b: true}, nil
 	case 'f':
 		return jval{kind: kBool}, nil
-	case '"':
-		return jval{kind: kString, str: t.String()}, nil
 	case '0':
 		return jval{kind: kNumber, str: t.String()}, nil // the literal, for value identity only
 	case '[':
-		v := jval{kind: kArray}
+		start := len(p.vals)
 		for d.PeekKind() != ']' {
-			e, err := readValue(d, level+1, maxDepth)
+			e, err := p.value(level + 1)
 			if err != nil {
 				return jval{}, err
 			}
-			v.arr = append(v.arr, e)
+			p.vals = append(p.vals, e)
 		}
 		if _, err := d.ReadToken(); err != nil {
 			return jval{}, errNotExport
 		}
+		v := jval{kind: kArray}
+		if n := len(p.vals) - start; n > 0 {
+			v.arr = append(make([]jval, 0, n), p.vals[start:]...)
+		}
+		clear(p.vals[start:])
+		p.vals = p.vals[:start]
 		return v, nil
 	case '{':
-		v := jval{kind: kObject}
+		start := len(p.mems)
 		for d.PeekKind() != '}' {
-			nt, err := d.ReadToken()
-			if err != nil || nt.Kind() != '"' {
-				return jval{}, errNotExport
-			}
-			name := nt.String() // the token is void after the next read
-			e, err := readValue(d, level+1, maxDepth)
+			name, err := p.name()
 			if err != nil {
 				return jval{}, err
 			}
-			v.obj = append(v.obj, member{name: name, val: e})
+			e, err := p.value(level + 1)
+			if err != nil {
+				return jval{}, err
+			}
+			p.mems = append(p.mems, member{name: name, val: e})
 		}
 		if _, err := d.ReadToken(); err != nil {
 			return jval{}, errNotExport
 		}
+		v := jval{kind: kObject}
+		if n := len(p.mems) - start; n > 0 {
+			v.obj = append(make([]member, 0, n), p.mems[start:]...)
+		}
+		clear(p.mems[start:])
+		p.mems = p.mems[:start]
 		return v, nil
 	}
 	return jval{}, errNotExport
