@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"errors"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,25 +28,11 @@ type Options struct {
 
 // PrecheckWith is Precheck with options.
 func PrecheckWith(ps *rules.ProgramSet, body []byte, now time.Time, opts Options) (*PrecheckResult, *Refusal, error) {
-	st, ref, err := prepare(ps, body, opts)
+	p, ref, err := PrepareWith(ps, body, opts)
 	if ref != nil || err != nil {
 		return nil, ref, err
 	}
-	c := ps.Criteria()
-	res := &PrecheckResult{
-		Kind: "precheck_result", Service: c.Service, CriteriaID: c.CriteriaID,
-		CriteriaRevision: c.CriteriaRevision, CriteriaDigest: ps.Digest(), Op: "precheck",
-		Family: st.x.scope.Family, Form: st.x.scope.Form, Variant: st.x.scope.Variant,
-		Records: len(st.x.records), Live: st.live,
-		MatrixRow: map[string]MatrixCell{}, Factors: map[string]Status{},
-		CheckedAt: timestamp(now),
-	}
-	for _, f := range rules.Factors {
-		cell := c.Matrix[st.x.scope.Family][st.x.scope.Form][f]
-		res.MatrixRow[f] = MatrixCell{Status: cell.Status, Note: cell.Note}
-		res.Factors[f] = st.status(f)
-	}
-	return res, nil, nil
+	return p.Precheck(now), nil, nil
 }
 
 // Audit computes the five factors, the coverage block and the verdict line. checkEnd is the
@@ -56,28 +43,98 @@ func Audit(ps *rules.ProgramSet, body []byte, checkEnd time.Time) (*Report, *Ref
 
 // AuditWith is Audit with options.
 func AuditWith(ps *rules.ProgramSet, body []byte, checkEnd time.Time, opts Options) (*Report, *Refusal, error) {
+	p, ref, err := PrepareWith(ps, body, opts)
+	if ref != nil || err != nil {
+		return nil, ref, err
+	}
+	rep, err := p.Audit(checkEnd)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rep, nil, nil
+}
+
+// Prepared is one export decoded once, validated, and evaluated record by record (liveness,
+// predicates, conflict applicability) and for the gates: what a pre-check answers and what an
+// audit starts from. A server prepares an export once per request, answers the free refusal
+// before any payment, and audits the same Prepared after. A Prepared is used by one goroutine;
+// Audit may be called once.
+type Prepared struct {
+	st      *state
+	audited bool
+}
+
+// Prepare decodes and validates body and evaluates what every answer needs. A refusal is returned
+// for a malformed or over-cap export; an error means a rule failed at run time.
+func Prepare(ps *rules.ProgramSet, body []byte) (*Prepared, *Refusal, error) {
+	return PrepareWith(ps, body, Options{})
+}
+
+// PrepareWith is Prepare with options.
+func PrepareWith(ps *rules.ProgramSet, body []byte, opts Options) (*Prepared, *Refusal, error) {
 	st, ref, err := prepare(ps, body, opts)
 	if ref != nil || err != nil {
 		return nil, ref, err
 	}
+	return &Prepared{st: st}, nil, nil
+}
+
+// Caller is the export's top-level "caller" member: present is false when it is absent or null,
+// and str is its value when it is a string (isString).
+func (p *Prepared) Caller() (str string, present, isString bool) {
+	c := p.st.caller
+	return c.str, c.present(), c.kind == kString
+}
+
+// Precheck answers the free pre-check from the prepared export: assessability, no factor.
+func (p *Prepared) Precheck(now time.Time) *PrecheckResult {
+	st := p.st
+	c := st.ps.Criteria()
+	res := &PrecheckResult{
+		Kind: "precheck_result", Service: c.Service, CriteriaID: c.CriteriaID,
+		CriteriaRevision: c.CriteriaRevision, CriteriaDigest: st.ps.Digest(), Op: "precheck",
+		Family: st.x.scope.Family, Form: st.x.scope.Form, Variant: st.x.scope.Variant,
+		Records: len(st.x.records), Live: st.live,
+		MatrixRow: map[string]MatrixCell{}, Factors: map[string]Status{},
+		CheckedAt: timestamp(now),
+	}
+	for _, f := range rules.Factors {
+		cell := c.Matrix[st.x.scope.Family][st.x.scope.Form][f]
+		res.MatrixRow[f] = MatrixCell{Status: cell.Status, Note: cell.Note}
+		res.Factors[f] = st.status(f)
+	}
+	return res
+}
+
+// errAudited is the static error of a second Audit of one Prepared.
+var errAudited = errors.New("evaluator: a prepared export is audited once")
+
+// Audit computes the five factors, the coverage block and the verdict line of the prepared
+// export. checkEnd is the check-end time printed in the verdict line (see Stamp).
+func (p *Prepared) Audit(checkEnd time.Time) (*Report, error) {
+	if p.audited {
+		return nil, errAudited
+	}
+	p.audited = true
+	st := p.st
 	if err := st.marks(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	rep := st.report(checkEnd)
 	if err := st.fillClusters(rep); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := st.fillConflicts(rep); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	st.fillDuplicates(rep)
 	rep.VerdictLine = verdictLine(st.ps.Criteria().Words, rep)
-	if opts.explain != nil {
+	if st.opts.explain != nil {
 		if err := st.explainTail(); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	return rep, nil, nil
+	return rep, nil
 }
 
 // state is one evaluation in progress.
@@ -91,6 +148,7 @@ type state struct {
 	live    int
 	gates   [5]*rules.GateProgram // the gate that fired per factor, nil when ASSESSABLE
 	sub     rules.Submission
+	caller  jval // the top-level caller member (the server's free tier reads it)
 
 	eligible, scopedEligible, templates, sourcePassages int
 	referrals                                           []string
@@ -109,7 +167,7 @@ func prepare(ps *rules.ProgramSet, body []byte, opts Options) (*state, *Refusal,
 		return nil, r, nil
 	}
 	x := newExport(ps, &top)
-	st := &state{opts: opts, ps: ps, x: x, act: ps.NewRecordActivation(x.scope)}
+	st := &state{opts: opts, ps: ps, x: x, act: ps.NewRecordActivation(x.scope), caller: *top.get("caller")}
 	st.act.Obs = opts.Observer
 	if err := st.records(); err != nil {
 		return nil, nil, err
@@ -584,38 +642,34 @@ func (st *state) fillDuplicates(rep *Report) {
 		partition, scope string
 		ids              []string
 	}
-	groups := map[string]*group{}
-	var order []string
+	// A group is one partition's content key: scoped groups also by scope tuple.
+	type groupKey struct{ partition, tuple, content string }
+	groups := map[groupKey]*group{}
+	var order []*group
 	for i := range x.records {
 		r := &x.records[i]
 		if !r.live || r.contested {
 			continue
 		}
-		partition, scope := "unscoped", ""
+		k := groupKey{partition: "unscoped", content: r.content}
+		scope := ""
 		switch {
 		case r.facts.Global:
-			partition, scope = "global", r.facts.ScopeString
+			k.partition, scope = "global", r.facts.ScopeString
 		case r.facts.Scoped:
-			partition, scope = "scoped", r.facts.ScopeString
+			k.partition, k.tuple, scope = "scoped", r.tuple, r.facts.ScopeString
 		}
-		var k strings.Builder
-		writeLP(&k, partition)
-		if partition == "scoped" {
-			writeLP(&k, r.tuple)
-		}
-		writeLP(&k, r.content)
-		g, ok := groups[k.String()]
+		g, ok := groups[k]
 		if !ok {
-			g = &group{partition: partition, scope: scope}
-			groups[k.String()] = g
-			order = append(order, k.String())
+			g = &group{partition: k.partition, scope: scope}
+			groups[k] = g
+			order = append(order, g)
 		}
 		g.ids = append(g.ids, r.id)
 	}
 	excess := 0
 	clusters := []DuplicateCluster{}
-	for _, k := range order {
-		g := groups[k]
+	for _, g := range order {
 		if len(g.ids) < 2 {
 			continue
 		}

@@ -64,6 +64,59 @@ type Engine interface {
 	Audit(body []byte, clock func() time.Time) (*AuditResult, *Refusal, error)
 }
 
+// Preparer is an Engine that decodes an export once per request: Prepare validates and decodes
+// the body, and the Prepared answers the pre-check, the audit and the caller member from that one
+// decode. The server uses it when its Engine implements it.
+type Preparer interface {
+	Prepare(body []byte) (Prepared, *Refusal, error)
+}
+
+// Prepared is one export decoded by a Preparer, used by one request.
+type Prepared interface {
+	// Precheck resolves assessability (no factor computed).
+	Precheck(now time.Time) (any, error)
+	// Audit computes the report; it reads clock when the check has ended. It is called once.
+	Audit(clock func() time.Time) (*AuditResult, error)
+	// Caller is the export's top-level caller member as freetier.CallerFromBody reads it.
+	Caller() (string, error)
+}
+
+// prepared adapts an Engine without Prepare: each answer decodes the body again.
+type prepared struct {
+	e    Engine
+	body []byte
+}
+
+func (p prepared) Precheck(now time.Time) (any, error) {
+	res, ref, err := p.e.Precheck(p.body, now)
+	if err == nil && ref != nil {
+		err = errors.New("engine refused a body it had accepted")
+	}
+	return res, err
+}
+
+func (p prepared) Audit(clock func() time.Time) (*AuditResult, error) {
+	res, ref, err := p.e.Audit(p.body, clock)
+	if err == nil && (ref != nil || res == nil) {
+		err = errors.New("engine refused a body it had accepted")
+	}
+	return res, err
+}
+
+func (p prepared) Caller() (string, error) { return freetier.CallerFromBody(p.body) }
+
+// prepare decodes the export once (Preparer), or checks it and keeps the body for an Engine that
+// cannot (a refusal or rule failure is found before anything else happens either way).
+func (s *Server) prepare(body []byte, now time.Time) (Prepared, *Refusal, error) {
+	if p, ok := s.cfg.Engine.(Preparer); ok {
+		return p.Prepare(body)
+	}
+	if _, ref, err := s.cfg.Engine.Precheck(body, now); err != nil || ref != nil {
+		return nil, ref, err
+	}
+	return prepared{e: s.cfg.Engine, body: body}, nil, nil
+}
+
 // Config wires a Server.
 type Config struct {
 	Criteria Criteria
@@ -319,14 +372,19 @@ func (s *Server) precheck(c echo.Context) error {
 	if err != nil {
 		return done(err)
 	}
-	res, ref, err := s.cfg.Engine.Precheck(body, s.cfg.Now())
+	now := s.cfg.Now()
+	p, ref, err := s.prepare(body, now)
 	if err != nil {
 		return s.internal(c, "rule failed at run time")
 	}
 	if ref != nil {
 		return done(s.refuse(c, ref))
 	}
-	caller, err := freetier.CallerFromBody(body)
+	res, err := p.Precheck(now)
+	if err != nil {
+		return s.internal(c, "rule failed at run time")
+	}
+	caller, err := p.Caller()
 	if err != nil {
 		return done(s.refuse(c, &Refusal{Rule: RuleCallerInvalid, Status: http.StatusBadRequest,
 			Body: map[string]any{"kind": "refusal", "rule": RuleCallerInvalid}}))
@@ -365,8 +423,10 @@ func (s *Server) audit(c echo.Context) error {
 		return done(err)
 	}
 	now := s.cfg.Now()
-	// A malformed export is refused free, before any payment or house check.
-	if _, ref, err := s.cfg.Engine.Precheck(body, now); err != nil {
+	// A malformed export is refused free, before any payment or house check. The export is
+	// decoded here, once; the audit after the payment runs on this decode.
+	prep, ref, err := s.prepare(body, now)
+	if err != nil {
 		return s.internal(c, "rule failed at run time")
 	} else if ref != nil {
 		return done(s.refuse(c, ref))
@@ -396,11 +456,8 @@ func (s *Server) audit(c echo.Context) error {
 			return nil // Require answered (402 with the price)
 		}
 	}
-	res, ref, err := s.cfg.Engine.Audit(body, s.cfg.Now)
-	if err != nil || ref != nil || res == nil {
-		if ref != nil {
-			return done(s.refuse(c, ref))
-		}
+	res, err := prep.Audit(s.cfg.Now)
+	if err != nil || res == nil {
 		return s.internal(c, "rule failed at run time")
 	}
 	doc, err := s.cfg.Signer.Sign(res.Report)
