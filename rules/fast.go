@@ -27,11 +27,11 @@ type fastPrograms struct {
 
 // The fused per-record programs.
 const (
-	fusedLive    = iota // [any liveness condition]
-	fusedPreds          // like recordPreds[:phase1]
-	fusedMarks          // like recordPreds[phase1:]
-	fusedApplies        // like conflicts
-	fusedConflicts      // per sub-check: applies && conflict
+	fusedLive      = iota // [any liveness condition]
+	fusedPreds            // like recordPreds[:phase1]
+	fusedMarks            // like recordPreds[phase1:]
+	fusedApplies          // like conflicts
+	fusedConflicts        // per sub-check: applies && conflict
 	numFused
 )
 
