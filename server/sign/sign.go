@@ -13,7 +13,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf16"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gowebpki/jcs"
 )
 
@@ -107,25 +109,77 @@ func Canonical(v any) ([]byte, error) {
 	return out, nil
 }
 
-// Sign returns the signed document of v: JCS(v ∪ {"signature": block}).
+// Sign returns the signed document of v: JCS(v ∪ {"signature": block}). The canonical form of v
+// is produced once: it is the signed message, and the signature member is spliced into it at the
+// place JCS orders it (members sorted by their UTF-16 code units), which gives the same bytes as
+// canonicalizing the whole document again.
 func (s *Signer) Sign(v any) ([]byte, error) {
 	body, err := Canonical(v)
 	if err != nil {
 		return nil, err
 	}
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(body, &members); err != nil {
-		return nil, fmt.Errorf("sign: %w", ErrNotJSON)
-	}
-	if _, ok := members[Member]; ok {
-		return nil, errors.New("sign: result already has a signature member")
-	}
-	block, err := json.Marshal(Block{Alg: Alg, KeyID: s.id, Value: base64.StdEncoding.EncodeToString(ed25519.Sign(s.priv, body))})
+	at, err := signatureOffset(body)
 	if err != nil {
-		return nil, fmt.Errorf("sign: marshal block: %w", err)
+		return nil, err
 	}
-	members[Member] = block
-	return Canonical(members)
+	sig := ed25519.Sign(s.priv, body)
+	// The block's strings (the algorithm, a key id of hex digits, standard base64) need no
+	// escaping in JCS, and its members are written in their canonical order.
+	member := `"` + Member + `":{"alg":"` + Alg + `","key_id":"` + s.id + `","value":"` +
+		base64.StdEncoding.EncodeToString(sig) + `"}`
+	out := make([]byte, 0, len(body)+len(member)+1)
+	out = append(out, body[:at]...)
+	if body[at-1] == '{' { // the signature sorts first
+		out = append(out, member...)
+		if body[at] != '}' {
+			out = append(out, ',')
+		}
+	} else { // after a member; body[at] is the ',' before the next one or the closing '}'
+		out = append(out, ',')
+		out = append(out, member...)
+	}
+	out = append(out, body[at:]...)
+	return out, nil
+}
+
+// signatureOffset returns where the signature member goes in a canonical object: just after the
+// opening brace when it sorts first, else just after the last member that sorts before it. It
+// fails when the object already has a signature member.
+func signatureOffset(canon []byte) (int, error) {
+	d := jsontext.NewDecoder(bytes.NewReader(canon))
+	if t, err := d.ReadToken(); err != nil || t.Kind() != '{' {
+		return 0, fmt.Errorf("sign: %w", ErrNotJSON)
+	}
+	at := int(d.InputOffset()) // after '{'
+	for d.PeekKind() != '}' {
+		t, err := d.ReadToken()
+		if err != nil {
+			return 0, fmt.Errorf("sign: %w", ErrNotJSON)
+		}
+		name := t.String()
+		if name == Member {
+			return 0, errors.New("sign: result already has a signature member")
+		}
+		if err := d.SkipValue(); err != nil {
+			return 0, fmt.Errorf("sign: %w", ErrNotJSON)
+		}
+		if !utf16Less(name, Member) {
+			break
+		}
+		at = int(d.InputOffset()) // after this member's value
+	}
+	return at, nil
+}
+
+// utf16Less orders member names as JCS does: by their UTF-16 code units.
+func utf16Less(a, b string) bool {
+	ua, ub := utf16.Encode([]rune(a)), utf16.Encode([]rune(b))
+	for i := 0; i < len(ua) && i < len(ub); i++ {
+		if ua[i] != ub[i] {
+			return ua[i] < ub[i]
+		}
+	}
+	return len(ua) < len(ub)
 }
 
 // Verify checks a signed document against pub. It fails unless doc is byte for byte the

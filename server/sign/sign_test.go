@@ -1,7 +1,9 @@
 package sign
 
 import (
+	"bytes"
 	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"os"
@@ -218,5 +220,61 @@ func TestParsePublicKey(t *testing.T) {
 				t.Fatalf("got %x, %v", got, err)
 			}
 		})
+	}
+}
+
+// signByRecanonicalizing is the reference construction of a signed document: canonicalize the
+// result, sign it, add the block and canonicalize the whole again.
+func signByRecanonicalizing(t *testing.T, priv ed25519.PrivateKey, v any) []byte {
+	t.Helper()
+	body, err := Canonical(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(body, &members); err != nil {
+		t.Fatal(err)
+	}
+	block, _ := json.Marshal(Block{Alg: Alg, KeyID: KeyID(priv.Public().(ed25519.PublicKey)),
+		Value: base64.StdEncoding.EncodeToString(ed25519.Sign(priv, body))})
+	members[Member] = block
+	out, err := Canonical(members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestSignSplicesCanonicalBytes: the spliced signature gives the bytes of the reference
+// construction, wherever "signature" sorts among the members (first, last, between, next to
+// names that sort differently in UTF-16 than in UTF-8), and a result that already has a
+// signature member is refused.
+func TestSignSplicesCanonicalBytes(t *testing.T) {
+	_, priv, _ := ed25519.GenerateKey(nil)
+	s := NewSigner(priv)
+	for name, v := range map[string]any{
+		"empty":       map[string]any{},
+		"only before": map[string]any{"a": 1, "kind": "x"},
+		"only after":  map[string]any{"z": []any{1, "<&>"}, "t": map[string]any{"signature": 1}},
+		"between":     map[string]any{"records": 3, "service": "s", "sig": true, "signaturf": nil, "verdict_line": "v"},
+		"prefix":      map[string]any{"signatur": 1, "signatures": 2},
+		"non-ascii":   map[string]any{"\U0001F600": 1, "\uFF61": 2, "é": 3, "s": "\u2028"},
+		"report":      map[string]any{"kind": "audit_report", "factors": map[string]any{"b": 1, "a": 2}, "check_end": "2026-01-01T00:00:00Z"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := s.Sign(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := signByRecanonicalizing(t, priv, v); !bytes.Equal(got, want) {
+				t.Fatalf("spliced:\n%s\nreference:\n%s", got, want)
+			}
+			if _, err := Verify(got, priv.Public().(ed25519.PublicKey)); err != nil {
+				t.Fatalf("verify: %v", err)
+			}
+		})
+	}
+	if _, err := s.Sign(map[string]any{"a": 1, "signature": "forged"}); err == nil {
+		t.Fatal("a result with a signature member was signed")
 	}
 }
