@@ -77,6 +77,9 @@ func decode(body []byte, maxDepth int) (jval, error) {
 	p := parsers.Get().(*parser)
 	defer p.release()
 	p.d.Reset(bytes.NewReader(body))
+	// One copy of the body holds every string of the export: an unescaped string is a slice of
+	// it, not an allocation of its own.
+	p.src = string(body)
 	p.maxDepth = maxDepth
 	v, err := p.value(1)
 	if err != nil {
@@ -92,6 +95,7 @@ func decode(body []byte, maxDepth int) (jval, error) {
 // and object be allocated once, at its final size.
 type parser struct {
 	d        *jsontext.Decoder
+	src      string // the body
 	maxDepth int
 	vals     []jval
 	mems     []member
@@ -102,26 +106,10 @@ var parsers = sync.Pool{New: func() any { return &parser{d: jsontext.NewDecoder(
 func (p *parser) release() {
 	clear(p.vals[:cap(p.vals)])
 	clear(p.mems[:cap(p.mems)])
-	p.vals, p.mems = p.vals[:0], p.mems[:0]
+	p.vals, p.mems, p.src = p.vals[:0], p.mems[:0], ""
 	p.d.Reset(bytes.NewReader(nil))
 	parsers.Put(p)
 }
-
-// knownNames are member names the engine reads; decoding shares one copy of each.
-var knownNames = func() map[string]string {
-	m := map[string]string{}
-	for _, n := range []string{"id", "content_text", "content_hash", "family", "form", "variant", "records",
-		"manifest", "caller", "metadata", "supersedes", "attached_to", "declared_scope_keys", "global_scopes",
-		"private_scopes", "global_content_keys", "global_claim_ids", "scope_filtered", "multi_scope",
-		"user_id", "agent_id", "app_id", "run_id", "session_id", "graph_id", "tenant", "project", "created_at",
-		"updated_at", "hash", "categories", "label", "claim_type"} {
-		m[n] = n
-	}
-	for n := range factFields {
-		m[n] = n
-	}
-	return m
-}()
 
 // name reads an object member name.
 func (p *parser) name() (string, error) {
@@ -133,16 +121,19 @@ func (p *parser) name() (string, error) {
 		return "", errNotExport
 	}
 	if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 {
-		if n, ok := knownNames[string(inner)]; ok {
-			return n, nil
-		}
-		return string(inner), nil
+		return p.slice(raw), nil
 	}
 	s, err := jsontext.AppendUnquote(nil, raw)
 	if err != nil {
 		return "", errNotExport
 	}
 	return string(s), nil
+}
+
+// slice is the text between the quotes of the string just read (raw), taken from the body.
+func (p *parser) slice(raw []byte) string {
+	end := int(p.d.InputOffset())
+	return p.src[end-len(raw)+1 : end-1]
 }
 
 // value reads one value whose containers, if it is one, sit at the given level. Depth counts
@@ -159,7 +150,7 @@ func (p *parser) value(level int) (jval, error) {
 			return jval{}, errNotExport
 		}
 		if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 {
-			return jval{kind: kString, str: string(inner)}, nil
+			return jval{kind: kString, str: p.slice(raw)}, nil
 		}
 		s, err := jsontext.AppendUnquote(nil, raw)
 		if err != nil {

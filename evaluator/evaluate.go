@@ -149,6 +149,7 @@ type state struct {
 	gates   [5]*rules.GateProgram // the gate that fired per factor, nil when ASSESSABLE
 	sub     rules.Submission
 	caller  jval // the top-level caller member (the server's free tier reads it)
+	scratch [5][]string
 
 	eligible, scopedEligible, templates, sourcePassages int
 	referrals                                           []string
@@ -401,7 +402,7 @@ func (st *state) fillClusters(rep *Report) error {
 		*f = CrossScopeClusters{Status: w.NotAssessable, Reason: g.Reason}
 		return nil
 	}
-	groups := map[string][]int{}
+	groups := make(map[string][]int, len(x.records))
 	var order []string
 	for i := range x.records {
 		r := &x.records[i]
@@ -461,11 +462,12 @@ func (st *state) cluster(members []int) (*ClusterReport, string, error) {
 		}
 	}
 	cl.Copies = int64(len(copies))
-	scopes, keySets, sources := map[string]bool{}, map[string]bool{}, map[string]bool{}
-	tids, btids := map[string]bool{}, map[string]bool{}
+	// Clusters are small: distinct values are counted over reused slices, not maps.
+	scopes, keySets, sources := st.scratch[0][:0], st.scratch[1][:0], st.scratch[2][:0]
+	tids, btids := st.scratch[3][:0], st.scratch[4][:0]
 	for _, i := range copies {
 		r := &x.records[i]
-		scopes[r.tuple], keySets[r.keySet] = true, true
+		scopes, keySets = append(scopes, r.tuple), append(keySets, r.keySet)
 		if r.covered {
 			cl.Covered++
 		}
@@ -480,19 +482,20 @@ func (st *state) cluster(members []int) (*ClusterReport, string, error) {
 		}
 		if s := r.facts.Source; s.Kind == "string" && s.Str != "" {
 			cl.Sourced++
-			sources[s.Str] = true
+			sources = append(sources, s.Str)
 		}
 		if r.facts.TemplateID.Set {
 			cl.WithTemplateID++
-			tids[r.raw.get("template_id").identity()] = true
+			tids = append(tids, r.raw.get("template_id").identity())
 		}
 		if r.facts.BaseTemplateID.Set {
 			cl.WithBaseTemplateID++
-			btids[r.raw.get("base_template_id").identity()] = true
+			btids = append(btids, r.raw.get("base_template_id").identity())
 		}
 	}
-	cl.DistinctScopes, cl.KeySets, cl.DistinctSources = int64(len(scopes)), int64(len(keySets)), int64(len(sources))
-	cl.TemplateIDs, cl.BaseTemplateIDs = int64(len(tids)), int64(len(btids))
+	cl.DistinctScopes, cl.KeySets, cl.DistinctSources = distinct(scopes), distinct(keySets), distinct(sources)
+	cl.TemplateIDs, cl.BaseTemplateIDs = distinct(tids), distinct(btids)
+	st.scratch = [5][]string{scopes, keySets, sources, tids, btids}
 	if x.letta {
 		cl.DisjointPair = disjointPair(x, copies)
 	}
@@ -531,6 +534,18 @@ func (st *state) cluster(members []int) (*ClusterReport, string, error) {
 		}
 	}
 	return cr, p.Class, nil
+}
+
+// distinct counts the distinct strings of ss, which it sorts.
+func distinct(ss []string) int64 {
+	sort.Strings(ss)
+	n := int64(0)
+	for i := range ss {
+		if i == 0 || ss[i] != ss[i-1] {
+			n++
+		}
+	}
+	return n
 }
 
 // disjointPair reports whether two copies have disjoint scope sets (L-2).
@@ -638,14 +653,16 @@ func uniqueSorted(in []string) []string {
 func (st *state) fillDuplicates(rep *Report) {
 	x := st.x
 	w := st.ps.Criteria().Words
-	type group struct {
-		partition, scope string
-		ids              []string
-	}
-	// A group is one partition's content key: scoped groups also by scope tuple.
+	// A group is one partition's content key, scoped groups also by scope tuple. Groups are
+	// chained through next (record index order), so only groups of two or more allocate.
 	type groupKey struct{ partition, tuple, content string }
-	groups := map[groupKey]*group{}
-	var order []*group
+	type group struct {
+		partition, scope  string
+		first, last, size int
+	}
+	index := make(map[groupKey]int, len(x.records))
+	var groups []group
+	next := make([]int32, len(x.records))
 	for i := range x.records {
 		r := &x.records[i]
 		if !r.live || r.contested {
@@ -659,23 +676,31 @@ func (st *state) fillDuplicates(rep *Report) {
 		case r.facts.Scoped:
 			k.partition, k.tuple, scope = "scoped", r.tuple, r.facts.ScopeString
 		}
-		g, ok := groups[k]
+		next[i] = -1
+		gi, ok := index[k]
 		if !ok {
-			g = &group{partition: k.partition, scope: scope}
-			groups[k] = g
-			order = append(order, g)
+			index[k] = len(groups)
+			groups = append(groups, group{partition: k.partition, scope: scope, first: i, last: i, size: 1})
+			continue
 		}
-		g.ids = append(g.ids, r.id)
+		g := &groups[gi]
+		next[g.last] = int32(i)
+		g.last = i
+		g.size++
 	}
 	excess := 0
 	clusters := []DuplicateCluster{}
-	for _, g := range order {
-		if len(g.ids) < 2 {
+	for _, g := range groups {
+		if g.size < 2 {
 			continue
 		}
-		excess += len(g.ids) - 1
-		sort.Strings(g.ids)
-		clusters = append(clusters, DuplicateCluster{Partition: g.partition, Scope: g.scope, Count: len(g.ids), Members: g.ids})
+		excess += g.size - 1
+		ids := make([]string, 0, g.size)
+		for j := g.first; j >= 0; j = int(next[j]) {
+			ids = append(ids, x.records[j].id)
+		}
+		sort.Strings(ids)
+		clusters = append(clusters, DuplicateCluster{Partition: g.partition, Scope: g.scope, Count: g.size, Members: ids})
 	}
 	sort.Slice(clusters, func(i, j int) bool { return lessIDs(clusters[i].Members, clusters[j].Members) })
 	for i := range clusters {

@@ -1,9 +1,9 @@
 package evaluator
 
 import (
+	"slices"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
@@ -18,6 +18,8 @@ type export struct {
 	byID      map[string]int
 	manifest  manifest
 	cov       coverage
+	strs      map[string]string // interned scope strings
+	scratch   [3][]byte
 }
 
 // record is one submitted record.
@@ -67,7 +69,7 @@ func newExport(ps *rules.ProgramSet, top *jval) *export {
 	x := &export{
 		scope: rules.Scope{Family: fam, Form: top.get("form").str, Variant: variant},
 		letta: spec.Scope == "attached_to",
-		byID:  map[string]int{},
+		strs:  map[string]string{},
 	}
 	m := top.get("manifest")
 	x.readManifest(m)
@@ -93,14 +95,16 @@ func newExport(ps *rules.ProgramSet, top *jval) *export {
 	contentField := c.Forms[x.scope.Form].ContentField
 	recs := top.get("records").arr
 	x.records = make([]record, len(recs))
-	arena := make([]rules.Value, 0, memberCount(recs))
+	facts, strs := factCount(recs)
+	ar := &arena{vals: make([]rules.Value, 0, facts), strs: make([]string, 0, strs)}
+	x.byID = make(map[string]int, len(recs))
 	for i := range recs {
 		r := &x.records[i]
 		r.raw = &recs[i]
 		r.id = r.raw.get("id").str
 		r.content = r.raw.get(contentField).str
 		x.byID[r.id] = i
-		recordFacts(&r.facts, r.raw, &arena)
+		recordFacts(&r.facts, r.raw, ar)
 		if x.letta {
 			x.lettaScope(r, c.GlobalScopeValue)
 		} else {
@@ -122,8 +126,8 @@ func newExport(ps *rules.ProgramSet, top *jval) *export {
 
 // keyScope resolves a record's scope over the declared keys.
 func (x *export) keyScope(r *record, standIns map[string]string, global string) {
-	var tuple, keys strings.Builder
-	var values []string
+	tuple, keys, scope := x.scratch[0][:0], x.scratch[1][:0], x.scratch[2][:0]
+	n := 0
 	for _, k := range x.keys {
 		v := r.raw.get(k)
 		if v.present() && v.kind != kString {
@@ -144,16 +148,31 @@ func (x *export) keyScope(r *record, standIns map[string]string, global string) 
 		if v.kind != kString || v.str == "" {
 			continue
 		}
-		writeLP(&tuple, k)
-		writeLP(&tuple, v.str)
-		writeLP(&keys, k)
-		values = append(values, v.str)
+		tuple = appendLP(appendLP(tuple, k), v.str)
+		keys = appendLP(keys, k)
+		if n > 0 {
+			scope = append(scope, '/')
+		}
+		scope = append(scope, v.str...)
+		n++
 	}
-	r.tuple, r.keySet = tuple.String(), keys.String()
-	r.facts.KeyCount = int64(len(values))
-	r.facts.Scoped = len(values) > 0
-	r.facts.ScopeString = strings.Join(values, "/")
-	r.facts.Global = len(values) == 1 && values[0] == global
+	r.tuple, r.keySet = x.intern(tuple), x.intern(keys)
+	r.facts.KeyCount = int64(n)
+	r.facts.Scoped = n > 0
+	r.facts.ScopeString = x.intern(scope)
+	r.facts.Global = n == 1 && r.facts.ScopeString == global
+	x.scratch = [3][]byte{tuple, keys, scope}
+}
+
+// intern returns the export's one copy of the string b spells: the records of one scope share
+// their tuple and scope strings.
+func (x *export) intern(b []byte) string {
+	if s, ok := x.strs[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	x.strs[s] = s
+	return s
 }
 
 // lettaScope resolves a Letta record's scope set; the set {global} is the global partition.
@@ -162,34 +181,36 @@ func (x *export) lettaScope(r *record, global string) {
 	if at.present() && at.kind != kArray {
 		x.cov.NonStringScopeValues++
 	}
-	seen := map[string]bool{}
 	for _, e := range at.arr {
 		switch {
 		case e.kind == kString && e.str != "":
-			if !seen[e.str] {
-				seen[e.str] = true
-				r.set = append(r.set, e.str)
-			}
+			r.set = append(r.set, e.str)
 		case e.present() && e.kind != kString:
 			x.cov.NonStringScopeValues++
 		}
 	}
 	sort.Strings(r.set)
-	var tuple strings.Builder
-	for _, s := range r.set {
-		writeLP(&tuple, s)
+	r.set = slices.Compact(r.set) // a set: repeats count once
+	tuple, scope := x.scratch[0][:0], x.scratch[2][:0]
+	for i, s := range r.set {
+		tuple = appendLP(tuple, s)
+		if i > 0 {
+			scope = append(scope, '/')
+		}
+		scope = append(scope, s...)
 	}
-	r.tuple = tuple.String()
+	r.tuple = x.intern(tuple)
 	r.facts.Scoped = len(r.set) > 0
-	r.facts.ScopeString = strings.Join(r.set, "/")
+	r.facts.ScopeString = x.intern(scope)
 	r.facts.Global = len(r.set) == 1 && r.set[0] == global
+	x.scratch[0], x.scratch[2] = tuple, scope
 }
 
-// writeLP writes a length-prefixed string, so that tuples built from any strings never collide.
-func writeLP(b *strings.Builder, s string) {
-	b.WriteString(strconv.Itoa(len(s)))
-	b.WriteByte(':')
-	b.WriteString(s)
+// appendLP appends a length-prefixed string, so that tuples built from any strings never collide.
+func appendLP(b []byte, s string) []byte {
+	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = append(b, ':')
+	return append(b, s...)
 }
 
 // supersedes marks the targets of every record's supersedes.
@@ -340,63 +361,93 @@ var absentRecord = func() rules.Record {
 	return r
 }()
 
+// arena holds the facts of one export's records: every present member's Value, and the string
+// entries of every Value's Strs. Both are sized up front (factCount) and never grow, so the
+// pointers into them stay valid.
+type arena struct {
+	vals []rules.Value
+	strs []string
+}
+
 // recordFacts reduces a record's members to typed values for the rules, in one pass, writing into
-// the record's own facts. Present members are stored in arena, which has room for every member of
-// the export (its capacity is never exceeded, so the pointers stay valid).
-func recordFacts(f *rules.Record, r *jval, arena *[]rules.Value) {
+// the record's own facts.
+func recordFacts(f *rules.Record, r *jval, ar *arena) {
 	*f = absentRecord
-	put := func(v *jval) *rules.Value {
-		*arena = append(*arena, valueOf(v))
-		return &(*arena)[len(*arena)-1]
-	}
 	for i := range r.obj {
 		m := &r.obj[i]
 		if set, ok := factFields[m.name]; ok {
-			*set(f) = put(&m.val)
+			*set(f) = ar.put(&m.val)
 			continue
 		}
 		if m.name == "metadata" && m.val.kind == kObject {
 			for j := range m.val.obj {
 				if set, ok := metaFields[m.val.obj[j].name]; ok {
-					*set(f) = put(&m.val.obj[j].val)
+					*set(f) = ar.put(&m.val.obj[j].val)
 				}
 			}
 		}
 	}
 }
 
-// memberCount bounds the number of facts an export's records can carry.
-func memberCount(recs []jval) int {
-	n := 0
-	for i := range recs {
-		n += len(recs[i].obj)
-		if md := recs[i].get("metadata"); md.kind == kObject {
-			n += len(md.obj)
+// factCount counts the members that become facts, and the string entries of their Strs.
+func factCount(recs []jval) (facts, strs int) {
+	count := func(v *jval) {
+		facts++
+		switch v.kind {
+		case kString:
+			strs++
+		case kArray:
+			for i := range v.arr {
+				if v.arr[i].kind == kString {
+					strs++
+				}
+			}
 		}
 	}
-	return n
+	for i := range recs {
+		for j := range recs[i].obj {
+			m := &recs[i].obj[j]
+			if _, ok := factFields[m.name]; ok {
+				count(&m.val)
+			} else if m.name == "metadata" && m.val.kind == kObject {
+				for k := range m.val.obj {
+					if _, ok := metaFields[m.val.obj[k].name]; ok {
+						count(&m.val.obj[k].val)
+					}
+				}
+			}
+		}
+	}
+	return facts, strs
 }
 
-// valueOf reduces one JSON value to a rules.Value ("set" as READINGS defines it).
-func valueOf(v *jval) rules.Value {
+// put reduces one JSON value to a rules.Value ("set" as READINGS defines it) in the arena.
+func (ar *arena) put(v *jval) *rules.Value {
 	out := rules.Value{Kind: kindNames[v.kind], Present: v.present()}
 	switch v.kind {
 	case kString:
 		out.Str, out.Set, out.Items = v.str, v.str != "", 1
-		out.Strs = []string{v.str}
+		at := len(ar.strs)
+		ar.strs = append(ar.strs, v.str)
+		out.Strs = ar.strs[at : at+1 : at+1]
 	case kBool:
 		out.Bool, out.Set, out.Items = v.b, v.b, 1
 	case kNumber:
 		out.Set, out.Items = true, 1
 	case kArray:
 		out.Set, out.Items = len(v.arr) > 0, int64(len(v.arr))
+		at := len(ar.strs)
 		for _, e := range v.arr {
 			if e.kind == kString {
-				out.Strs = append(out.Strs, e.str)
+				ar.strs = append(ar.strs, e.str)
 			}
+		}
+		if n := len(ar.strs); n > at {
+			out.Strs = ar.strs[at:n:n]
 		}
 	case kObject:
 		out.Set, out.Items = len(v.obj) > 0, 1
 	}
-	return out
+	ar.vals = append(ar.vals, out)
+	return &ar.vals[len(ar.vals)-1]
 }
