@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -172,7 +173,10 @@ type Server struct {
 	etag     string
 	ready    *readiness
 	inflight *limit.Inflight
-	unpaid   *limit.Budget
+	// evalSlots bounds the exports being decoded, evaluated or signed at once to the number of
+	// CPUs: a request waiting for a slot holds its body only, never a decoded export.
+	evalSlots chan struct{}
+	unpaid    *limit.Budget
 	// prover and proofBudget check sign-in-with-x proofs of caller wallets (caller.go).
 	prover      *siwx.Prover
 	proofBudget *siwx.Budget
@@ -209,6 +213,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, gate: &freetier.Gate{Store: cfg.Store, Limits: store.FreeLimits{PerDay: perDay, MinInterval: minInterval}, Now: cfg.Now}}
 	s.ready = newReadiness(cfg.Store, 2*time.Second)
 	s.inflight = limit.NewInflight(cfg.MaxInflightAudits)
+	s.evalSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
 	s.unpaid = limit.NewBudget(cfg.UnpaidAuditsPerMinute, cfg.UnpaidAuditBurst, 100_000, cfg.Now)
 	if err := s.renderCriteria(); err != nil {
 		return nil, err
@@ -328,7 +333,7 @@ func (s *Server) readBody(c echo.Context) ([]byte, error) {
 	if cl := c.Request().ContentLength; cl > int64(limit) {
 		return nil, s.refuse(c, s.cfg.Engine.CheckBodySize(int(min(cl, int64(1)<<40))))
 	}
-	body, err := io.ReadAll(io.LimitReader(c.Request().Body, int64(limit)+1))
+	body, err := readAtMost(c.Request().Body, c.Request().ContentLength, limit+1)
 	if err != nil {
 		// One static answer, and the request ends here: nothing is consumed.
 		c.Set(keyRule, "body_unreadable")
@@ -341,6 +346,60 @@ func (s *Server) readBody(c echo.Context) ([]byte, error) {
 		return nil, s.refuse(c, ref)
 	}
 	return body, nil
+}
+
+// slot is one held evaluation slot; release is idempotent.
+type slot struct{ s *Server }
+
+// evalSlot waits for an evaluation slot, or for the request to end (then it answers a fast 503).
+func (s *Server) evalSlot(c echo.Context) (*slot, error) {
+	select {
+	case s.evalSlots <- struct{}{}:
+		return &slot{s: s}, nil
+	case <-c.Request().Context().Done():
+		c.Set(keyRule, "overloaded")
+		c.Response().Header().Set("Retry-After", "1")
+		if err := c.JSON(http.StatusServiceUnavailable, limitError(errOverloaded)); err != nil {
+			return nil, err
+		}
+		return nil, errAnswered
+	}
+}
+
+func (sl *slot) release() {
+	if sl != nil && sl.s != nil {
+		<-sl.s.evalSlots
+		sl.s = nil
+	}
+}
+
+// readAtMost reads r to its end or to n bytes. A declared length (cl >= 0) sizes the buffer once;
+// otherwise it grows as the body arrives.
+func readAtMost(r io.Reader, cl int64, n int) ([]byte, error) {
+	if cl < 0 || cl >= int64(n) {
+		return io.ReadAll(io.LimitReader(r, int64(n)))
+	}
+	buf := make([]byte, 0, cl+1) // one more byte than declared: a longer body is still caught
+	for {
+		m, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(buf) == cap(buf) {
+			if len(buf) >= n {
+				return buf[:n], nil
+			}
+			rest, err := io.ReadAll(io.LimitReader(r, int64(n-len(buf))))
+			if err != nil {
+				return nil, err
+			}
+			return append(buf, rest...), nil
+		}
+	}
 }
 
 // errAnswered marks a request whose response is already written.
@@ -372,6 +431,11 @@ func (s *Server) precheck(c echo.Context) error {
 	if err != nil {
 		return done(err)
 	}
+	sl, err := s.evalSlot(c)
+	if err != nil {
+		return done(err)
+	}
+	defer sl.release()
 	now := s.cfg.Now()
 	p, ref, err := s.prepare(body, now)
 	if err != nil {
@@ -385,6 +449,7 @@ func (s *Server) precheck(c echo.Context) error {
 		return s.internal(c, "rule failed at run time")
 	}
 	caller, err := p.Caller()
+	sl.release() // the proof and the allowance are store work
 	if err != nil {
 		return done(s.refuse(c, &Refusal{Rule: RuleCallerInvalid, Status: http.StatusBadRequest,
 			Body: map[string]any{"kind": "refusal", "rule": RuleCallerInvalid}}))
@@ -422,6 +487,11 @@ func (s *Server) audit(c echo.Context) error {
 	if err != nil {
 		return done(err)
 	}
+	sl, err := s.evalSlot(c)
+	if err != nil {
+		return done(err)
+	}
+	defer func() { sl.release() }()
 	now := s.cfg.Now()
 	// A malformed export is refused free, before any payment or house check. The export is
 	// decoded here, once; the audit after the payment runs on this decode.
@@ -444,6 +514,7 @@ func (s *Server) audit(c echo.Context) error {
 		}
 	}()
 	if !house {
+		sl.release() // a payment is network work: the slot waits for it no more
 		pay, err = s.cfg.Payments.Require(c, Quote{Op: store.OpAudit, USDCUnits: s.cfg.Criteria.PriceUnits(),
 			Label: s.cfg.Criteria.PriceLabel(), Status: s.cfg.PriceStatus, CriteriaRevision: s.cfg.Criteria.Revision(),
 			ResourceURL: s.absURL(c, "/audit"),
@@ -455,6 +526,9 @@ func (s *Server) audit(c echo.Context) error {
 		if pay == nil {
 			return nil // Require answered (402 with the price)
 		}
+		// A verified payment is audited whatever happens to the request meanwhile.
+		s.evalSlots <- struct{}{}
+		sl = &slot{s: s}
 	}
 	res, err := prep.Audit(s.cfg.Now)
 	if err != nil || res == nil {
@@ -464,6 +538,7 @@ func (s *Server) audit(c echo.Context) error {
 	if err != nil {
 		return s.internal(c, "signing failed")
 	}
+	sl.release() // the ledger write is store work
 	entry := store.LedgerEntry{Timestamp: now, Day: store.Day(now), CriteriaVersion: res.CriteriaRevision,
 		VerdictLine: res.VerdictLine, Op: store.OpAudit, UndeclaredClusters: res.Undeclared, House: house}
 	appendLedger := func(e store.LedgerEntry) (int64, error) {

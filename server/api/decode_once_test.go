@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -60,5 +61,45 @@ func TestBodyDecodedOnce(t *testing.T) {
 			t.Errorf("%s: %d prepares, %d prechecks, %d audits; want one prepare and nothing else",
 				tc.name, prepares.Load(), prechecks.Load(), audits.Load())
 		}
+	}
+}
+
+// slowEngine is the real engine; every Prepare records how many run at once.
+type slowEngine struct {
+	engine.Engine
+	active, peak *atomic.Int32
+}
+
+func (e slowEngine) Prepare(body []byte) (api.Prepared, *api.Refusal, error) {
+	n := e.active.Add(1)
+	defer e.active.Add(-1)
+	for p := e.peak.Load(); n > p && !e.peak.CompareAndSwap(p, n); p = e.peak.Load() {
+	}
+	time.Sleep(20 * time.Millisecond)
+	return e.Engine.Prepare(body)
+}
+
+// TestEvaluationSlots: however many requests arrive at once, at most GOMAXPROCS exports are
+// decoded and evaluated at a time (a waiting request holds its body only), and every request
+// is answered.
+func TestEvaluationSlots(t *testing.T) {
+	var active, peak atomic.Int32
+	h := newHarness(t, sqliteStore(t), func(c *api.Config) {
+		c.Engine = slowEngine{Engine: c.Engine.(engine.Engine), active: &active, peak: &peak}
+	})
+	n := 4 * runtime.GOMAXPROCS(0)
+	statuses := make(chan int, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			statuses <- h.do("POST", "/audit", export(nil), map[string]string{"Authorization": "Bearer " + houseToken}).Status
+		}()
+	}
+	for i := 0; i < n; i++ {
+		if s := <-statuses; s != 200 {
+			t.Errorf("status %d", s)
+		}
+	}
+	if p := int(peak.Load()); p > runtime.GOMAXPROCS(0) || p < 1 {
+		t.Fatalf("%d exports evaluated at once, want 1 to %d", p, runtime.GOMAXPROCS(0))
 	}
 }

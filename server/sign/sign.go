@@ -102,9 +102,11 @@ func Canonical(v any) ([]byte, error) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return nil, fmt.Errorf("sign: %w", ErrNotJSON)
 	}
-	out, err := jcs.Transform(raw)
-	if err != nil {
-		return nil, errors.New("sign: canonicalize failed") // jcs errors quote input: keep them out
+	// RFC 8785 in place, on the bytes just marshalled (the same form jcs.Transform gives, which
+	// Verify keeps using as the independent check).
+	out := jsontext.Value(raw)
+	if err := out.Canonicalize(); err != nil {
+		return nil, errors.New("sign: canonicalize failed") // errors may quote input: keep them out
 	}
 	return out, nil
 }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/gowebpki/jcs"
 )
 
 func testSigner(t *testing.T) *Signer {
@@ -276,5 +278,31 @@ func TestSignSplicesCanonicalBytes(t *testing.T) {
 	}
 	if _, err := s.Sign(map[string]any{"a": 1, "signature": "forged"}); err == nil {
 		t.Fatal("a result with a signature member was signed")
+	}
+}
+
+// TestCanonicalIsJCS: Canonical gives the bytes of the JCS reference implementation that
+// Verify uses, for the escapes, orders and numbers a result may hold.
+func TestCanonicalIsJCS(t *testing.T) {
+	for name, v := range map[string]any{
+		"html and controls": map[string]any{"s": "<a href='x'>&amp;</a>\u0001\t\"\\/", "u": "\u2028\u2029\u007f\u00e9"},
+		"utf16 order":       map[string]any{"\U0001F600": 1, "\uFF61": 2, "\u00e9": 3, "e": 4, "": 5},
+		"numbers":           map[string]any{"a": []any{0, -1, 1e21, 1.5, 123456789012, 0.000001, 1e-7}},
+		"nested":            map[string]any{"b": map[string]any{"z": nil, "a": []any{true, false, map[string]any{}}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			raw, _ := json.Marshal(v)
+			want, err := jcs.Transform(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Canonical(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("Canonical:\n%s\njcs:\n%s", got, want)
+			}
+		})
 	}
 }
