@@ -61,6 +61,7 @@ type projection struct {
 	// string literals, which keep their identity in the key.
 	canon    bool
 	literals map[string]bool
+	litLens  uint64 // bit n: a literal of n bytes exists (bit 63 also for every longer one)
 }
 
 var recordStruct = reflect.TypeOf(Record{})
@@ -132,6 +133,7 @@ func projectionOf(ast *cel.Ast, slotIndex map[string]int) projection {
 		case celast.LiteralKind:
 			if s, ok := e.AsLiteral().(types.String); ok {
 				p.literals[string(s)] = true
+				p.litLens |= 1 << min(len(s), 63)
 			}
 		}
 		if !equalityOnly(e) {
@@ -250,21 +252,32 @@ func (p *projection) key(a *RecordActivation) []byte {
 // str writes one string of the key: verbatim, or by its equality pattern (canon).
 func (p *projection) str(a *RecordActivation, s string) {
 	ks := &a.ks
-	if !p.canon || p.literals[s] || s == a.Family || s == a.Form || s == a.Variant {
+	if !p.canon || p.literal(s) || s == a.Family || s == a.Form || s == a.Variant {
 		ks.buf = append(ks.buf, 'L')
 		ks.buf = appendString(ks.buf, s)
 		return
 	}
-	for i, t := range ks.seen {
-		if t == s {
-			ks.buf = append(ks.buf, 'O')
-			ks.buf = binary.AppendUvarint(ks.buf, uint64(i))
-			return
-		}
+	i := 0
+	for i < len(ks.seen) && ks.seen[i] != s {
+		i++
 	}
-	ks.buf = append(ks.buf, 'O')
-	ks.buf = binary.AppendUvarint(ks.buf, uint64(len(ks.seen)))
-	ks.seen = append(ks.seen, s)
+	if i == len(ks.seen) {
+		ks.seen = append(ks.seen, s)
+	}
+	if i < 0x80 {
+		ks.buf = append(ks.buf, 'O', byte(i))
+	} else {
+		ks.buf = binary.AppendUvarint(append(ks.buf, 'O'), uint64(i))
+	}
+}
+
+// literal reports whether s is one of the program's string literals. Most strings a record
+// carries are not: their length alone says so, without hashing them.
+func (p *projection) literal(s string) bool {
+	if len(s) < 64 && p.litLens&(1<<len(s)) == 0 {
+		return false
+	}
+	return p.literals[s]
 }
 
 func boolByte(b bool) byte {
