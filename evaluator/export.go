@@ -312,40 +312,75 @@ func (x *export) declaredAbsent() (scopes, keys, ids int) {
 	return scopes, keys, ids
 }
 
-// factFields maps a record member's name to the fact it fills. Every other member is not a fact
-// (scope keys and content are read separately).
-var factFields = map[string]func(*rules.Record) **rules.Value{
-	"replaced_by":        func(r *rules.Record) **rules.Value { return &r.ReplacedBy },
-	"superseded_by":      func(r *rules.Record) **rules.Value { return &r.SupersededBy },
-	"is_deleted":         func(r *rules.Record) **rules.Value { return &r.IsDeleted },
-	"invalid_at":         func(r *rules.Record) **rules.Value { return &r.InvalidAt },
-	"expired_at":         func(r *rules.Record) **rules.Value { return &r.ExpiredAt },
-	"lifecycle_state":    func(r *rules.Record) **rules.Value { return &r.LifecycleState },
-	"state":              func(r *rules.Record) **rules.Value { return &r.State },
-	"shared":             func(r *rules.Record) **rules.Value { return &r.Shared },
-	"sharing":            func(r *rules.Record) **rules.Value { return &r.Sharing },
-	"is_template":        func(r *rules.Record) **rules.Value { return &r.IsTemplate },
-	"template_id":        func(r *rules.Record) **rules.Value { return &r.TemplateID },
-	"base_template_id":   func(r *rules.Record) **rules.Value { return &r.BaseTemplateID },
-	"source_passage":     func(r *rules.Record) **rules.Value { return &r.SourcePassage },
-	"file_id":            func(r *rules.Record) **rules.Value { return &r.FileID },
-	"record_class":       func(r *rules.Record) **rules.Value { return &r.RecordClass },
-	"source":             func(r *rules.Record) **rules.Value { return &r.Source },
-	"attributed_scope":   func(r *rules.Record) **rules.Value { return &r.AttributedScope },
-	"history_scope":      func(r *rules.Record) **rules.Value { return &r.HistoryScope },
-	"storage_scope":      func(r *rules.Record) **rules.Value { return &r.StorageScope },
-	"group_id":           func(r *rules.Record) **rules.Value { return &r.GroupID },
-	"episode_group_ids":  func(r *rules.Record) **rules.Value { return &r.EpisodeGroupIDs },
-	"endpoint_group_ids": func(r *rules.Record) **rules.Value { return &r.EndpointGroupIDs },
-	"origin_claim_id":    func(r *rules.Record) **rules.Value { return &r.OriginClaimID },
-	"origin_scope":       func(r *rules.Record) **rules.Value { return &r.OriginScope },
+// factField is the fact a record member's name fills, nil for every other member (scope keys and
+// content are read separately).
+func factField(r *rules.Record, name string) **rules.Value {
+	switch name {
+	case "replaced_by":
+		return &r.ReplacedBy
+	case "superseded_by":
+		return &r.SupersededBy
+	case "is_deleted":
+		return &r.IsDeleted
+	case "invalid_at":
+		return &r.InvalidAt
+	case "expired_at":
+		return &r.ExpiredAt
+	case "lifecycle_state":
+		return &r.LifecycleState
+	case "state":
+		return &r.State
+	case "shared":
+		return &r.Shared
+	case "sharing":
+		return &r.Sharing
+	case "is_template":
+		return &r.IsTemplate
+	case "template_id":
+		return &r.TemplateID
+	case "base_template_id":
+		return &r.BaseTemplateID
+	case "source_passage":
+		return &r.SourcePassage
+	case "file_id":
+		return &r.FileID
+	case "record_class":
+		return &r.RecordClass
+	case "source":
+		return &r.Source
+	case "attributed_scope":
+		return &r.AttributedScope
+	case "history_scope":
+		return &r.HistoryScope
+	case "storage_scope":
+		return &r.StorageScope
+	case "group_id":
+		return &r.GroupID
+	case "episode_group_ids":
+		return &r.EpisodeGroupIDs
+	case "endpoint_group_ids":
+		return &r.EndpointGroupIDs
+	case "origin_claim_id":
+		return &r.OriginClaimID
+	case "origin_scope":
+		return &r.OriginScope
+	}
+	return nil
 }
 
-// metaFields are the facts read inside a record's metadata object (M1 at metadata level).
-var metaFields = map[string]func(*rules.Record) **rules.Value{
-	"shared":  func(r *rules.Record) **rules.Value { return &r.MetaShared },
-	"sharing": func(r *rules.Record) **rules.Value { return &r.MetaSharing },
+// metaField is the fact a member of a record's metadata object fills (M1 at metadata level).
+func metaField(r *rules.Record, name string) **rules.Value {
+	switch name {
+	case "shared":
+		return &r.MetaShared
+	case "sharing":
+		return &r.MetaSharing
+	}
+	return nil
 }
+
+// factNames are the member names factField knows.
+var factNames = []string{"replaced_by", "superseded_by", "is_deleted", "invalid_at", "expired_at", "lifecycle_state", "state", "shared", "sharing", "is_template", "template_id", "base_template_id", "source_passage", "file_id", "record_class", "source", "attributed_scope", "history_scope", "storage_scope", "group_id", "episode_group_ids", "endpoint_group_ids", "origin_claim_id", "origin_scope"}
 
 // absentValue is the one, read-only, absent member every record shares.
 var absentValue = &rules.Value{Kind: kindNames[kAbsent]}
@@ -353,10 +388,11 @@ var absentValue = &rules.Value{Kind: kindNames[kAbsent]}
 // absentRecord is a record whose every fact is an absent member.
 var absentRecord = func() rules.Record {
 	var r rules.Record
-	for _, table := range []map[string]func(*rules.Record) **rules.Value{factFields, metaFields} {
-		for _, f := range table {
-			*f(&r) = absentValue
-		}
+	for _, n := range factNames {
+		*factField(&r, n) = absentValue
+	}
+	for _, n := range []string{"shared", "sharing"} {
+		*metaField(&r, n) = absentValue
 	}
 	return r
 }()
@@ -375,14 +411,14 @@ func recordFacts(f *rules.Record, r *jval, ar *arena) {
 	*f = absentRecord
 	for i := range r.obj {
 		m := &r.obj[i]
-		if set, ok := factFields[m.name]; ok {
-			*set(f) = ar.put(&m.val)
+		if at := factField(f, m.name); at != nil {
+			*at = ar.put(&m.val)
 			continue
 		}
 		if m.name == "metadata" && m.val.kind == kObject {
 			for j := range m.val.obj {
-				if set, ok := metaFields[m.val.obj[j].name]; ok {
-					*set(f) = ar.put(&m.val.obj[j].val)
+				if at := metaField(f, m.val.obj[j].name); at != nil {
+					*at = ar.put(&m.val.obj[j].val)
 				}
 			}
 		}
@@ -404,14 +440,15 @@ func factCount(recs []jval) (facts, strs int) {
 			}
 		}
 	}
+	var r rules.Record
 	for i := range recs {
 		for j := range recs[i].obj {
 			m := &recs[i].obj[j]
-			if _, ok := factFields[m.name]; ok {
+			if factField(&r, m.name) != nil {
 				count(&m.val)
 			} else if m.name == "metadata" && m.val.kind == kObject {
 				for k := range m.val.obj {
-					if _, ok := metaFields[m.val.obj[k].name]; ok {
+					if metaField(&r, m.val.obj[k].name) != nil {
 						count(&m.val.obj[k].val)
 					}
 				}
