@@ -150,6 +150,7 @@ type state struct {
 	sub     rules.Submission
 	caller  jval // the top-level caller member (the server's free tier reads it)
 	scratch [5][]string
+	clAct   *rules.ClusterActivation // one per export: it memoizes the cluster decisions
 
 	eligible, scopedEligible, templates, sourcePassages int
 	referrals                                           []string
@@ -499,7 +500,11 @@ func (st *state) cluster(members []int) (*ClusterReport, string, error) {
 	if x.letta {
 		cl.DisjointPair = disjointPair(x, copies)
 	}
-	act := &rules.ClusterActivation{Scope: x.scope, Cluster: &cl, Obs: st.opts.Observer}
+	if st.clAct == nil {
+		st.clAct = &rules.ClusterActivation{Scope: x.scope, Obs: st.opts.Observer}
+	}
+	act := st.clAct
+	act.Cluster = &cl
 	d, err := ps.EvalCluster(act)
 	if err != nil || !d.Forms {
 		return nil, "", err

@@ -359,6 +359,10 @@ type ClusterActivation struct {
 	Obs     Observer
 	Cluster *Cluster
 	B5      bool
+	// memo holds the decisions already made for this export: the cluster programs are a pure
+	// function of the Cluster facts (and of family, form and variant, fixed in one export), so
+	// clusters with equal facts are decided once. Reuse one activation per export to use it.
+	memo map[Cluster]ClusterDecision
 }
 
 // ResolveName implements interpreter.Activation.
@@ -449,6 +453,24 @@ type ClusterDecision struct {
 // EvalCluster runs the cluster rules: forms, template_lineage, b5_runs, then the precedence in
 // order. It sets a.B5. A precedence with no rule that holds is a rule failure.
 func (ps *ProgramSet) EvalCluster(a *ClusterActivation) (ClusterDecision, error) {
+	a.B5 = false
+	if a.Obs == nil {
+		if d, ok := a.memo[*a.Cluster]; ok {
+			a.B5 = d.B5Runs
+			return d, nil
+		}
+	}
+	d, err := ps.evalCluster(a)
+	if err == nil && a.Obs == nil {
+		if a.memo == nil {
+			a.memo = map[Cluster]ClusterDecision{}
+		}
+		a.memo[*a.Cluster] = d
+	}
+	return d, err
+}
+
+func (ps *ProgramSet) evalCluster(a *ClusterActivation) (ClusterDecision, error) {
 	var d ClusterDecision
 	var buf [64]bool
 	vals := buf[:3+len(ps.precedence)]
