@@ -236,13 +236,19 @@ func (st *state) records() error {
 
 func (st *state) resolveGates() error {
 	x := st.x
-	scopes, liveScopes := map[string]bool{}, map[string]bool{}
-	checked := 0
+	// Distinct tuples, by their interned number: bit 0 seen, bit 1 seen live and not global.
+	seen := make([]uint8, len(x.interned))
+	scopes, liveScopes, checked := 0, 0, 0
 	for i := range x.records {
-		if x.records[i].facts.Scoped {
-			scopes[x.records[i].tuple] = true
-			if x.records[i].live && !x.records[i].facts.Global {
-				liveScopes[x.records[i].tuple] = true
+		r := &x.records[i]
+		if r.facts.Scoped {
+			if seen[r.tid]&1 == 0 {
+				seen[r.tid] |= 1
+				scopes++
+			}
+			if r.live && !r.facts.Global && seen[r.tid]&2 == 0 {
+				seen[r.tid] |= 2
+				liveScopes++
 			}
 		}
 		if st.applies[i] != 0 {
@@ -256,7 +262,7 @@ func (st *state) resolveGates() error {
 	st.sub = rules.Submission{
 		ScopeKeys: append([]string{}, keys...), ScopeKeysSource: x.keySource,
 		Records: int64(len(x.records)), Live: int64(st.live), Eligible: int64(st.eligible),
-		DistinctScopes: int64(len(scopes)), LiveNonGlobalScopes: int64(len(liveScopes)), ScopeFiltered: x.manifest.scopeFiltered,
+		DistinctScopes: int64(scopes), LiveNonGlobalScopes: int64(liveScopes), ScopeFiltered: x.manifest.scopeFiltered,
 		MultiScope: x.manifest.multiScope, ManifestPresent: x.manifest.present,
 		ConflictCheckedRecords: int64(checked),
 	}
@@ -285,13 +291,13 @@ func (st *state) gateFor(f string) *rules.GateProgram {
 
 // clusterSize counts, per content key, the live scoped records the M4 depth limit counts
 // (R-21, R-33; clusters.m4_depth: members leaves out the Letta templates L-4 keeps out).
-func (st *state) clusterSize() map[string]int {
+func (st *state) clusterSize() []int {
 	members := st.ps.Criteria().Clusters.M4Depth == rules.M4DepthMembers
-	size := map[string]int{}
+	size := make([]int, len(st.x.contents))
 	for i := range st.x.records {
 		r := &st.x.records[i]
 		if r.live && r.facts.Scoped && !(members && r.template) {
-			size[r.content]++
+			size[r.cid]++
 		}
 	}
 	return size
@@ -310,7 +316,7 @@ func (st *state) marks() error {
 		}
 		if r.raw.get("origin_claim_id").present() {
 			r.hasPointer = true
-			r.facts.M4Resolves = x.walk(i, size[r.content], anchor, st.pointerTrace(i))
+			r.facts.M4Resolves = x.walk(i, size[r.cid], anchor, st.pointerTrace(i))
 		}
 		act.Restore(&r.facts, r.live, st.slots[i])
 		if err := ps.EvalMarks(act); err != nil {
@@ -403,24 +409,38 @@ func (st *state) fillClusters(rep *Report) error {
 		*f = CrossScopeClusters{Status: w.NotAssessable, Reason: g.Reason}
 		return nil
 	}
-	groups := make(map[string][]int, len(x.records))
-	var order []string
+	// Records grouped by content key (its number), in order of first appearance; each group's
+	// records are chained through next.
+	type group struct{ first, last, size int }
+	at := make([]int32, len(x.contents)) // content number -> group index + 1
+	var groups []group
+	next := make([]int32, len(x.records))
 	for i := range x.records {
 		r := &x.records[i]
 		if !r.live || !r.facts.Scoped || r.template {
 			continue
 		}
-		if _, ok := groups[r.content]; !ok {
-			order = append(order, r.content)
+		next[i] = -1
+		if at[r.cid] == 0 {
+			groups = append(groups, group{first: i, last: i, size: 1})
+			at[r.cid] = int32(len(groups))
+			continue
 		}
-		groups[r.content] = append(groups[r.content], i)
+		g := &groups[at[r.cid]-1]
+		next[g.last] = int32(i)
+		g.last = i
+		g.size++
 	}
 	var clusters []ClusterReport
 	counts := map[string]int{}
-	for _, key := range order {
-		members := groups[key]
-		if len(members) < 2 {
+	var members []int
+	for _, g := range groups {
+		if g.size < 2 {
 			continue
+		}
+		members = members[:0]
+		for j := g.first; j >= 0; j = int(next[j]) {
+			members = append(members, j)
 		}
 		cr, class, err := st.cluster(members)
 		if err != nil {
@@ -660,7 +680,10 @@ func (st *state) fillDuplicates(rep *Report) {
 	w := st.ps.Criteria().Words
 	// A group is one partition's content key, scoped groups also by scope tuple. Groups are
 	// chained through next (record index order), so only groups of two or more allocate.
-	type groupKey struct{ partition, tuple, content string }
+	type groupKey struct {
+		partition uint8
+		tid, cid  int32
+	}
 	type group struct {
 		partition, scope  string
 		first, last, size int
@@ -673,19 +696,19 @@ func (st *state) fillDuplicates(rep *Report) {
 		if !r.live || r.contested {
 			continue
 		}
-		k := groupKey{partition: "unscoped", content: r.content}
-		scope := ""
+		k := groupKey{partition: 0, tid: -1, cid: r.cid}
+		partition, scope := "unscoped", ""
 		switch {
 		case r.facts.Global:
-			k.partition, scope = "global", r.facts.ScopeString
+			k.partition, partition, scope = 1, "global", r.facts.ScopeString
 		case r.facts.Scoped:
-			k.partition, k.tuple, scope = "scoped", r.tuple, r.facts.ScopeString
+			k.partition, k.tid, partition, scope = 2, r.tid, "scoped", r.facts.ScopeString
 		}
 		next[i] = -1
 		gi, ok := index[k]
 		if !ok {
 			index[k] = len(groups)
-			groups = append(groups, group{partition: k.partition, scope: scope, first: i, last: i, size: 1})
+			groups = append(groups, group{partition: partition, scope: scope, first: i, last: i, size: 1})
 			continue
 		}
 		g := &groups[gi]

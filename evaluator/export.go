@@ -18,7 +18,9 @@ type export struct {
 	byID      map[string]int
 	manifest  manifest
 	cov       coverage
-	strs      map[string]string // interned scope strings
+	strs      map[string]int32 // interned scope strings, by id
+	interned  []string
+	contents  map[string]int32 // content keys, by id
 	scratch   [3][]byte
 }
 
@@ -32,6 +34,9 @@ type record struct {
 	tuple string
 	// keySet names the declared keys carrying a counting value (N5, R-36).
 	keySet string
+	// cid numbers the content key (equal content, equal cid); tid and sid number the tuple and
+	// the scope string among the export's interned strings.
+	cid, tid, sid int32
 	// set is the Letta scope set, sorted.
 	set []string
 
@@ -69,7 +74,7 @@ func newExport(ps *rules.ProgramSet, top *jval) *export {
 	x := &export{
 		scope: rules.Scope{Family: fam, Form: top.get("form").str, Variant: variant},
 		letta: spec.Scope == "attached_to",
-		strs:  map[string]string{},
+		strs:  map[string]int32{},
 	}
 	m := top.get("manifest")
 	x.readManifest(m)
@@ -98,11 +103,18 @@ func newExport(ps *rules.ProgramSet, top *jval) *export {
 	facts, strs := factCount(recs)
 	ar := &arena{vals: make([]rules.Value, 0, facts), strs: make([]string, 0, strs)}
 	x.byID = make(map[string]int, len(recs))
+	x.contents = make(map[string]int32, len(recs)/2)
 	for i := range recs {
 		r := &x.records[i]
 		r.raw = &recs[i]
 		r.id = r.raw.get("id").str
 		r.content = r.raw.get(contentField).str
+		cid, ok := x.contents[r.content]
+		if !ok {
+			cid = int32(len(x.contents))
+			x.contents[r.content] = cid
+		}
+		r.cid = cid
 		x.byID[r.id] = i
 		recordFacts(&r.facts, r.raw, ar)
 		if x.letta {
@@ -156,23 +168,25 @@ func (x *export) keyScope(r *record, standIns map[string]string, global string) 
 		scope = append(scope, v.str...)
 		n++
 	}
-	r.tuple, r.keySet = x.intern(tuple), x.intern(keys)
+	r.tuple, r.tid = x.intern(tuple)
+	r.keySet, _ = x.intern(keys)
 	r.facts.KeyCount = int64(n)
 	r.facts.Scoped = n > 0
-	r.facts.ScopeString = x.intern(scope)
+	r.facts.ScopeString, r.sid = x.intern(scope)
 	r.facts.Global = n == 1 && r.facts.ScopeString == global
 	x.scratch = [3][]byte{tuple, keys, scope}
 }
 
-// intern returns the export's one copy of the string b spells: the records of one scope share
-// their tuple and scope strings.
-func (x *export) intern(b []byte) string {
-	if s, ok := x.strs[string(b)]; ok {
-		return s
+// intern returns the export's one copy of the string b spells, and its number: the records of
+// one scope share their tuple and scope strings.
+func (x *export) intern(b []byte) (string, int32) {
+	if id, ok := x.strs[string(b)]; ok {
+		return x.interned[id], id
 	}
-	s := string(b)
-	x.strs[s] = s
-	return s
+	s, id := string(b), int32(len(x.interned))
+	x.strs[s] = id
+	x.interned = append(x.interned, s)
+	return s, id
 }
 
 // lettaScope resolves a Letta record's scope set; the set {global} is the global partition.
@@ -199,9 +213,9 @@ func (x *export) lettaScope(r *record, global string) {
 		}
 		scope = append(scope, s...)
 	}
-	r.tuple = x.intern(tuple)
+	r.tuple, r.tid = x.intern(tuple)
 	r.facts.Scoped = len(r.set) > 0
-	r.facts.ScopeString = x.intern(scope)
+	r.facts.ScopeString, r.sid = x.intern(scope)
 	r.facts.Global = len(r.set) == 1 && r.set[0] == global
 	x.scratch[0], x.scratch[2] = tuple, scope
 }
@@ -286,21 +300,19 @@ func (x *export) readManifest(m *jval) {
 // declaredAbsent counts M3 entries that name nothing in the submission, every entry counted, a
 // repeated one each time.
 func (x *export) declaredAbsent() (scopes, keys, ids int) {
-	scopeSeen, keySeen := map[string]bool{}, map[string]bool{}
+	scopeSeen := make([]bool, len(x.interned))
 	for i := range x.records {
-		r := &x.records[i]
-		if r.facts.Scoped {
-			scopeSeen[r.facts.ScopeString] = true
+		if r := &x.records[i]; r.facts.Scoped {
+			scopeSeen[r.sid] = true
 		}
-		keySeen[r.content] = true
 	}
 	for _, s := range x.manifest.scopeEntries {
-		if !scopeSeen[s] {
+		if id, ok := x.strs[s]; !ok || !scopeSeen[id] {
 			scopes++
 		}
 	}
 	for _, k := range x.manifest.keyEntries {
-		if !keySeen[k] {
+		if _, ok := x.contents[k]; !ok {
 			keys++
 		}
 	}
