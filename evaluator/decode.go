@@ -69,7 +69,7 @@ var errNotExport = errors.New("export_required")
 // duplicate member names (compared after unescaping), no escape decoding to a lone surrogate,
 // nesting at most maxDepth levels (the top-level value is level 1). It is one pass over the bytes
 // straight into the value tree; the tests hold it to the jsontext decoder's verdict on every input.
-func decode(body []byte, maxDepth int) (jval, error) {
+func decode(body []byte, maxDepth int, b *buffers) (jval, error) {
 	if !utf8.Valid(body) || bytes.HasPrefix(body, []byte("\xef\xbb\xbf")) {
 		return jval{}, errNotExport
 	}
@@ -77,7 +77,7 @@ func decode(body []byte, maxDepth int) (jval, error) {
 	defer p.release()
 	// One copy of the body holds every string of the export: an unescaped string is a slice of
 	// it, not an allocation of its own.
-	p.src, p.i, p.maxDepth = string(body), 0, maxDepth
+	p.src, p.i, p.maxDepth, p.b = string(body), 0, maxDepth, b
 	p.space()
 	v, ok := p.value(1)
 	if !ok {
@@ -95,6 +95,7 @@ type parser struct {
 	src      string // the body
 	i        int    // the next byte
 	maxDepth int
+	b        *buffers // where the tree's arrays and objects are cut from
 	vals     []jval
 	mems     []member
 	buf      []byte
@@ -105,7 +106,7 @@ var parsers = sync.Pool{New: func() any { return &parser{} }}
 func (p *parser) release() {
 	clear(p.vals[:cap(p.vals)])
 	clear(p.mems[:cap(p.mems)])
-	p.vals, p.mems, p.src = p.vals[:0], p.mems[:0], ""
+	p.vals, p.mems, p.src, p.b = p.vals[:0], p.mems[:0], "", nil
 	parsers.Put(p)
 }
 
@@ -331,7 +332,9 @@ func (p *parser) array(level int) (jval, bool) {
 			continue
 		case ']':
 			p.i++
-			return jval{kind: kArray, arr: append(make([]jval, 0, len(p.vals)-start), p.vals[start:]...)}, true
+			arr := p.b.newVals(len(p.vals) - start)
+			copy(arr, p.vals[start:])
+			return jval{kind: kArray, arr: arr}, true
 		}
 		return jval{}, false
 	}
@@ -403,7 +406,9 @@ func (p *parser) object(level int) (jval, bool) {
 			continue
 		case '}':
 			p.i++
-			return jval{kind: kObject, obj: append(make([]member, 0, len(p.mems)-start), p.mems[start:]...)}, true
+			obj := p.b.newMems(len(p.mems) - start)
+			copy(obj, p.mems[start:])
+			return jval{kind: kObject, obj: obj}, true
 		}
 		return jval{}, false
 	}

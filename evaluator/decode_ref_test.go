@@ -89,7 +89,9 @@ func refReadValue(d *jsontext.Decoder, level, maxDepth int) (jval, error) {
 
 func decodeAgrees(t *testing.T, body []byte, depth int) {
 	t.Helper()
-	got, gotErr := decode(body, depth)
+	b := getBuffers()
+	defer b.release()
+	got, gotErr := decode(body, depth, b)
 	want, wantErr := refDecode(body, depth)
 	if (gotErr == nil) != (wantErr == nil) {
 		t.Fatalf("decode(%q): error %v, reference error %v", body, gotErr, wantErr)

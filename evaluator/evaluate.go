@@ -32,6 +32,7 @@ func PrecheckWith(ps *rules.ProgramSet, body []byte, now time.Time, opts Options
 	if ref != nil || err != nil {
 		return nil, ref, err
 	}
+	defer p.st.release()
 	return p.Precheck(now), nil, nil
 }
 
@@ -117,6 +118,7 @@ func (p *Prepared) Audit(checkEnd time.Time) (*Report, error) {
 	}
 	p.audited = true
 	st := p.st
+	defer st.release() // the report holds strings only: the export's buffers go back
 	if err := st.marks(); err != nil {
 		return nil, err
 	}
@@ -161,31 +163,46 @@ func prepare(ps *rules.ProgramSet, body []byte, opts Options) (*state, *Refusal,
 	if r := CheckBodySize(ps, len(body)); r != nil {
 		return nil, r, nil
 	}
-	top, err := decode(body, ps.Criteria().Caps.JSONDepth)
+	b := getBuffers()
+	top, err := decode(body, ps.Criteria().Caps.JSONDepth, b)
 	if err != nil {
+		b.release()
 		return nil, refusal("export_required"), nil
 	}
 	if r := validate(ps, &top); r != nil {
+		b.release()
 		return nil, r, nil
 	}
-	x := newExport(ps, &top)
+	x := newExport(ps, &top, b)
 	st := &state{opts: opts, ps: ps, x: x, act: ps.NewRecordActivation(x.scope), caller: *top.get("caller")}
 	st.act.Obs = opts.Observer
 	if err := st.records(); err != nil {
+		st.release()
 		return nil, nil, err
 	}
 	if err := st.resolveGates(); err != nil {
+		st.release()
 		return nil, nil, err
 	}
 	return st, nil, nil
+}
+
+// release gives the export's buffers back (see buffers); the state must not be used afterwards.
+func (st *state) release() {
+	b := st.x.b
+	if b != nil {
+		b.slots, b.applies = st.slots, st.applies
+	}
+	st.x.release()
+	st.x, st.slots, st.applies = nil, nil, nil
 }
 
 // records runs the liveness conditions, the record predicates and the conflict applicability of
 // every record.
 func (st *state) records() error {
 	ps, x, act := st.ps, st.x, st.act
-	st.slots = make([]rules.SlotValues, len(x.records))
-	st.applies = make([]uint32, len(x.records))
+	st.slots = sized(x.b.slots, len(x.records))[:len(x.records)]
+	st.applies = sized(x.b.applies, len(x.records))[:len(x.records)]
 	for i := range x.records {
 		r := &x.records[i]
 		act.Record = &r.facts

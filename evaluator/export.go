@@ -18,6 +18,7 @@ type export struct {
 	byID      map[string]int
 	manifest  manifest
 	cov       coverage
+	b         *buffers
 	strs      map[string]int32 // interned scope strings, by id
 	interned  []string
 	contents  map[string]int32 // content keys, by id
@@ -63,7 +64,7 @@ type coverage struct {
 }
 
 // newExport builds the model of a validated export. It evaluates no rule.
-func newExport(ps *rules.ProgramSet, top *jval) *export {
+func newExport(ps *rules.ProgramSet, top *jval, b *buffers) *export {
 	c := ps.Criteria()
 	fam := top.get("family").str
 	spec := c.Families[fam]
@@ -74,7 +75,9 @@ func newExport(ps *rules.ProgramSet, top *jval) *export {
 	x := &export{
 		scope: rules.Scope{Family: fam, Form: top.get("form").str, Variant: variant},
 		letta: spec.Scope == "attached_to",
-		strs:  map[string]int32{},
+		b:     b,
+		strs:  b.interned, interned: b.internedS[:0],
+		byID: b.byID, contents: b.contents,
 	}
 	m := top.get("manifest")
 	x.readManifest(m)
@@ -99,11 +102,11 @@ func newExport(ps *rules.ProgramSet, top *jval) *export {
 	}
 	contentField := c.Forms[x.scope.Form].ContentField
 	recs := top.get("records").arr
-	x.records = make([]record, len(recs))
+	b.records = sized(b.records, len(recs))
+	x.records = b.records[:len(recs)]
 	facts, strs := factCount(recs)
-	ar := &arena{vals: make([]rules.Value, 0, facts), strs: make([]string, 0, strs)}
-	x.byID = make(map[string]int, len(recs))
-	x.contents = make(map[string]int32, len(recs)/2)
+	ar := &arena{vals: sized(b.facts, facts), strs: sized(b.strs, strs)}
+	defer func() { b.facts, b.strs = ar.vals, ar.strs }()
 	for i := range recs {
 		r := &x.records[i]
 		r.raw = &recs[i]
@@ -499,4 +502,14 @@ func (ar *arena) put(v *jval) *rules.Value {
 	}
 	ar.vals = append(ar.vals, out)
 	return &ar.vals[len(ar.vals)-1]
+}
+
+// release gives the export's buffers back; the export must not be used afterwards.
+func (x *export) release() {
+	if x == nil || x.b == nil {
+		return
+	}
+	x.b.internedS = x.interned
+	x.b.release()
+	x.b, x.records, x.interned = nil, nil, nil
 }
