@@ -2,9 +2,11 @@ package evaluator
 
 import (
 	"errors"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/scopehygiene/scope-hygiene/rules"
@@ -153,6 +155,7 @@ type state struct {
 	caller  jval // the top-level caller member (the server's free tier reads it)
 	scratch [5][]string
 	clAct   *rules.ClusterActivation // one per export: it memoizes the cluster decisions
+	copies  []int
 
 	eligible, scopedEligible, templates, sourcePassages int
 	referrals                                           []string
@@ -469,7 +472,7 @@ func (st *state) fillClusters(rep *Report) error {
 		counts[class]++
 		clusters = append(clusters, *cr)
 	}
-	sort.Slice(clusters, func(i, j int) bool { return lessIDs(memberIDs(clusters[i].Members), memberIDs(clusters[j].Members)) })
+	slices.SortFunc(clusters, func(a, b ClusterReport) int { return compareMemberIDs(a.Members, b.Members) })
 	for i := range clusters {
 		clusters[i].Cluster = i + 1
 	}
@@ -490,7 +493,8 @@ func (st *state) fillClusters(rep *Report) error {
 // forms no cluster or forms a template-lineage cluster (counted apart, R-24).
 func (st *state) cluster(members []int) (*ClusterReport, string, error) {
 	ps, x := st.ps, st.x
-	var copies []int
+	copies := st.copies[:0]
+	defer func() { st.copies = copies[:0] }()
 	cl := rules.Cluster{Letta: x.letta}
 	for _, i := range members {
 		if x.records[i].facts.Global {
@@ -564,12 +568,13 @@ func (st *state) cluster(members []int) (*ClusterReport, string, error) {
 	if act.B5 {
 		cr.DistinctSources = intp(int(cl.DistinctSources))
 	}
+	cr.Members = make([]Member, 0, len(members))
 	for _, i := range members {
 		r := &x.records[i]
 		cr.Members = append(cr.Members, Member{ID: r.id, Scope: r.facts.ScopeString, Global: r.facts.Global,
 			Covered: !r.facts.Global && r.covered})
 	}
-	sort.Slice(cr.Members, func(a, b int) bool { return cr.Members[a].ID < cr.Members[b].ID })
+	slices.SortFunc(cr.Members, func(a, b Member) int { return strings.Compare(a.ID, b.ID) })
 	if p.Refer {
 		for _, i := range copies {
 			st.referrals = append(st.referrals, x.records[i].id)
@@ -619,22 +624,24 @@ func disjoint(a, b []string) bool {
 	return true
 }
 
-func memberIDs(ms []Member) []string {
-	out := make([]string, len(ms))
-	for i, m := range ms {
-		out[i] = m.ID
-	}
-	return out
-}
-
-// lessIDs orders sorted id lists element by element, a prefix first.
-func lessIDs(a, b []string) bool {
+// compareIDs orders sorted id lists element by element, a prefix first.
+func compareIDs(a, b []string) int {
 	for i := 0; i < len(a) && i < len(b); i++ {
-		if a[i] != b[i] {
-			return a[i] < b[i]
+		if c := strings.Compare(a[i], b[i]); c != 0 {
+			return c
 		}
 	}
-	return len(a) < len(b)
+	return len(a) - len(b)
+}
+
+// compareMemberIDs is compareIDs over the ids of sorted member lists.
+func compareMemberIDs(a, b []Member) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if c := strings.Compare(a[i].ID, b[i].ID); c != 0 {
+			return c
+		}
+	}
+	return len(a) - len(b)
 }
 
 // fillConflicts computes factor scope_conflicts over all records.
@@ -690,6 +697,15 @@ func uniqueSorted(in []string) []string {
 	return out[:n]
 }
 
+// groupKey is one duplicates group: a partition's content key, scoped groups also by tuple.
+type groupKey struct {
+	partition uint8
+	tid, cid  int32
+}
+
+// dupIndexPool holds the group indexes of fillDuplicates, reused across exports.
+var dupIndexPool = sync.Pool{New: func() any { return map[groupKey]int{} }}
+
 // fillDuplicates computes factor duplicates: per scope partition, live non-contested records
 // grouped by content key (factor_rules, R-17, R-27, R-48).
 func (st *state) fillDuplicates(rep *Report) {
@@ -697,15 +713,15 @@ func (st *state) fillDuplicates(rep *Report) {
 	w := st.ps.Criteria().Words
 	// A group is one partition's content key, scoped groups also by scope tuple. Groups are
 	// chained through next (record index order), so only groups of two or more allocate.
-	type groupKey struct {
-		partition uint8
-		tid, cid  int32
-	}
 	type group struct {
 		partition, scope  string
 		first, last, size int
 	}
-	index := make(map[groupKey]int, len(x.records))
+	index := dupIndexPool.Get().(map[groupKey]int)
+	defer func() {
+		clear(index)
+		dupIndexPool.Put(index)
+	}()
 	var groups []group
 	next := make([]int32, len(x.records))
 	for i := range x.records {
@@ -747,7 +763,7 @@ func (st *state) fillDuplicates(rep *Report) {
 		sort.Strings(ids)
 		clusters = append(clusters, DuplicateCluster{Partition: g.partition, Scope: g.scope, Count: g.size, Members: ids})
 	}
-	sort.Slice(clusters, func(i, j int) bool { return lessIDs(clusters[i].Members, clusters[j].Members) })
+	slices.SortFunc(clusters, func(a, b DuplicateCluster) int { return compareIDs(a.Members, b.Members) })
 	for i := range clusters {
 		clusters[i].Cluster = i + 1
 	}
