@@ -89,7 +89,8 @@ func (p *Prepared) Caller() (str string, present, isString bool) {
 	return c.str, c.present(), c.kind == kString
 }
 
-// Precheck answers the free pre-check from the prepared export: assessability, no factor.
+// Precheck answers the free pre-check from the prepared export: assessability, no factor. It is
+// called before Audit or Release.
 func (p *Prepared) Precheck(now time.Time) *PrecheckResult {
 	st := p.st
 	c := st.ps.Criteria()
@@ -107,6 +108,15 @@ func (p *Prepared) Precheck(now time.Time) *PrecheckResult {
 		res.Factors[f] = st.status(f)
 	}
 	return res
+}
+
+// Release gives the prepared export's buffers back for the next export, when it will not be
+// audited (Audit gives them back itself). Afterwards only Caller may be called.
+func (p *Prepared) Release() {
+	if !p.audited {
+		p.audited = true
+		p.st.release()
+	}
 }
 
 // errAudited is the static error of a second Audit of one Prepared.

@@ -82,6 +82,13 @@ type Prepared interface {
 	Caller() (string, error)
 }
 
+// release lets a Prepared that can give its memory back do so (it must not be used afterwards).
+func release(p Prepared) {
+	if r, ok := p.(interface{ Release() }); ok {
+		r.Release()
+	}
+}
+
 // prepared adapts an Engine without Prepare: each answer decodes the body again.
 type prepared struct {
 	e    Engine
@@ -449,6 +456,7 @@ func (s *Server) precheck(c echo.Context) error {
 		return s.internal(c, "rule failed at run time")
 	}
 	caller, err := p.Caller()
+	release(p)
 	sl.release() // the proof and the allowance are store work
 	if err != nil {
 		return done(s.refuse(c, &Refusal{Rule: RuleCallerInvalid, Status: http.StatusBadRequest,
@@ -501,6 +509,7 @@ func (s *Server) audit(c echo.Context) error {
 	} else if ref != nil {
 		return done(s.refuse(c, ref))
 	}
+	defer release(prep) // when no audit runs (no payment, a bad house token)
 	house, err := s.house(c)
 	if err != nil {
 		return done(s.refuse(c, &Refusal{Rule: RuleHouseTokenInvalid, Status: http.StatusUnauthorized,

@@ -69,6 +69,9 @@ type prepared struct {
 
 func (p prepared) Precheck(now time.Time) (any, error) { return p.p.Precheck(now), nil }
 
+// Release gives the export's buffers back when it will not be audited.
+func (p prepared) Release() { p.p.Release() }
+
 func (p prepared) Audit(clock func() time.Time) (*api.AuditResult, error) {
 	rep, err := p.p.Audit(time.Time{})
 	if err != nil {
