@@ -94,6 +94,7 @@ type result struct {
 	store, route string
 	c            int
 	n, failed    int
+	peakRSS      int64 // the server's resident set, sampled during this load
 	rate         float64
 	p50, p99     time.Duration
 }
@@ -127,7 +128,7 @@ func bench(o options, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "in-process engine (evaluator.Prepare + Audit, one goroutine): %.1f audits/s\n\n", inproc)
 
 	var all []result
-	peaks := map[string]int64{}
+	mems := map[string]memory{}
 	for _, st := range strings.Split(o.stores, ",") {
 		st = strings.TrimSpace(st)
 		spec, cleanup, err := storeSpec(st, dir, o.pgDSN)
@@ -135,19 +136,19 @@ func bench(o options, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "%s: skipped: %v\n", st, err)
 			continue
 		}
-		rs, peak, err := runStore(o, st, spec, dir, bodies, stderr)
+		rs, mem, err := runStore(o, st, spec, dir, bodies, stderr)
 		cleanup()
 		if err != nil {
 			return fmt.Errorf("%s: %w", st, err)
 		}
 		all = append(all, rs...)
-		peaks[st] = peak
+		mems[st] = mem
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "store\troute\tconcurrency\trequests\tfailed\treq/s\tp50 ms\tp99 ms\t")
+	fmt.Fprintln(tw, "store\troute\tconcurrency\trequests\tfailed\treq/s\tp50 ms\tp99 ms\tpeak RSS MB\t")
 	for _, r := range all {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t\n", r.store, r.route, r.c, r.n, r.failed, r.rate,
-			ms(r.p50), ms(r.p99))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t\n", r.store, r.route, r.c, r.n, r.failed, r.rate,
+			ms(r.p50), ms(r.p99), float64(r.peakRSS)/1e6)
 	}
 	tw.Flush()
 	fmt.Fprintln(stdout)
@@ -160,12 +161,16 @@ func bench(o options, stdout, stderr io.Writer) error {
 	for _, c := range o.levels {
 		maxC = max(maxC, c)
 	}
-	for _, st := range strings.Split(o.stores, ",") {
-		if p, ok := peaks[strings.TrimSpace(st)]; ok {
-			inFlight := int64(maxC * avg)
-			fmt.Fprintf(stdout, "%s: server peak RSS %.1f MB = %.1fx the %d max-size bodies in flight at concurrency %d (%.1f MB)\n",
-				st, float64(p)/1e6, float64(p)/float64(inFlight), maxC, maxC, float64(inFlight)/1e6)
+	inFlight := int64(maxC * avg)
+	for _, r := range all {
+		if r.route != "/audit" || r.c != maxC {
+			continue
 		}
+		m := mems[r.store]
+		fmt.Fprintf(stdout, "%s: peak RSS during /audit at concurrency %d %.1f MB = %.1fx the bodies in flight (%d x %d bytes); "+
+			"%.1f MB over the %.1f MB at rest after the start = %.1fx; start's high-water mark %.1f MB\n",
+			r.store, maxC, float64(r.peakRSS)/1e6, float64(r.peakRSS)/float64(inFlight), maxC, avg,
+			float64(r.peakRSS-m.idle)/1e6, float64(m.idle)/1e6, float64(r.peakRSS-m.idle)/float64(inFlight), float64(m.hwm)/1e6)
 	}
 	return nil
 }
@@ -246,17 +251,17 @@ func randomHex(n int) string {
 }
 
 // runStore starts the server on one store and runs every route and level against it.
-func runStore(o options, name, spec, dir string, bodies [][]byte, stderr io.Writer) ([]result, int64, error) {
+func runStore(o options, name, spec, dir string, bodies [][]byte, stderr io.Writer) ([]result, memory, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, 0, err
+		return nil, memory{}, err
 	}
 	addr := ln.Addr().String()
 	ln.Close()
 	token := randomHex(32)
 	work, err := os.MkdirTemp(dir, name+"-")
 	if err != nil {
-		return nil, 0, err
+		return nil, memory{}, err
 	}
 	cmd := exec.Command(o.bin, "serve", "-addr", addr, "-store", spec, "-key-file", filepath.Join(work, "key.pem"),
 		"-siwx-key-file", filepath.Join(work, "siwx.key"), "-trust-proxy", "-max-inflight-audits", "64",
@@ -266,7 +271,7 @@ func runStore(o options, name, spec, dir string, bodies [][]byte, stderr io.Writ
 	var logs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
-		return nil, 0, err
+		return nil, memory{}, err
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -292,27 +297,52 @@ func runStore(o options, name, spec, dir string, bodies [][]byte, stderr io.Writ
 		}
 		select {
 		case err := <-exited:
-			return nil, 0, fmt.Errorf("server exited (%v): %s", err, logs.String())
+			return nil, memory{}, fmt.Errorf("server exited (%v): %s", err, logs.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			return nil, 0, fmt.Errorf("server not ready: %s", logs.String())
+			return nil, memory{}, fmt.Errorf("server not ready: %s", logs.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	fmt.Fprintf(stderr, "%s: server ready\n", name)
+	pid := cmd.Process.Pid
+	mem := memory{idle: rss(pid, "VmRSS:")}
 	var out []result
 	var seq atomic.Int64
 	for _, route := range o.routes {
 		for _, c := range o.levels {
+			// The resident set is sampled while the load runs: the peak under this load, not
+			// the start's high-water mark (the corpus re-pass at start is measured apart).
+			stop := make(chan struct{})
+			peak := make(chan int64, 1)
+			go func() {
+				var p int64
+				t := time.NewTicker(20 * time.Millisecond)
+				defer t.Stop()
+				for {
+					p = max(p, rss(pid, "VmRSS:"))
+					select {
+					case <-stop:
+						peak <- p
+						return
+					case <-t.C:
+					}
+				}
+			}()
 			r := load(client, base, route, token, c, o.duration, bodies, &seq)
-			r.store = name
+			close(stop)
+			r.store, r.peakRSS = name, <-peak
 			fmt.Fprintf(stderr, "%s %s c=%d: %.1f req/s\n", name, route, c, r.rate)
 			out = append(out, r)
 		}
 	}
-	return out, peakRSS(cmd.Process.Pid), nil
+	mem.hwm = rss(pid, "VmHWM:")
+	return out, mem, nil
 }
+
+// memory is what the server held: at rest after its start, and its high-water mark.
+type memory struct{ idle, hwm int64 }
 
 // load sends requests from c workers for d and measures each one.
 func load(client *http.Client, base, route, token string, c int, d time.Duration, bodies [][]byte, seq *atomic.Int64) result {
@@ -365,14 +395,14 @@ func load(client *http.Client, base, route, token string, c int, d time.Duration
 	return r
 }
 
-// peakRSS is the process's peak resident set (VmHWM) in bytes, 0 when unknown.
-func peakRSS(pid int) int64 {
+// rss reads one memory line of /proc/<pid>/status (VmRSS:, VmHWM:) in bytes, 0 when unknown.
+func rss(pid int, field string) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(line, field); ok {
 			f := strings.Fields(rest)
 			if len(f) >= 1 {
 				kb, _ := strconv.ParseInt(f[0], 10, 64)
