@@ -93,8 +93,21 @@ func (s *Signer) KeyID() string { return s.id }
 // Public is the signer's public key.
 func (s *Signer) Public() ed25519.PublicKey { return s.priv.Public().(ed25519.PublicKey) }
 
+// Canonicaler is a result that writes its own JCS form (the audit report does, so that signing it
+// does not parse what it just wrote).
+type Canonicaler interface {
+	AppendCanonical([]byte) []byte
+}
+
 // Canonical returns the JCS form of v, which must marshal to a JSON object.
 func Canonical(v any) ([]byte, error) {
+	if c, ok := v.(Canonicaler); ok {
+		out := c.AppendCanonical(nil)
+		if len(out) == 0 || out[0] != '{' {
+			return nil, fmt.Errorf("sign: %w", ErrNotJSON)
+		}
+		return out, nil
+	}
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("sign: marshal: %w", err)
