@@ -159,8 +159,94 @@ func (s *Signer) Sign(v any) ([]byte, error) {
 
 // signatureOffset returns where the signature member goes in a canonical object: just after the
 // opening brace when it sorts first, else just after the last member that sorts before it. It
-// fails when the object already has a signature member.
+// fails when the object already has a signature member. Canonical text has no whitespace, so the
+// top-level members are found by a scan that skips strings and nested values; a member name with
+// an escape is left to the decoder.
 func signatureOffset(canon []byte) (int, error) {
+	if len(canon) < 2 || canon[0] != '{' {
+		return 0, fmt.Errorf("sign: %w", ErrNotJSON)
+	}
+	at, i := 1, 1
+	for i < len(canon) && canon[i] != '}' {
+		if canon[i] == ',' {
+			i++
+		}
+		end := skipString(canon, i)
+		if end < 0 || end >= len(canon) || canon[end] != ':' {
+			return signatureOffsetDecoded(canon)
+		}
+		raw := canon[i+1 : end-1]
+		if bytes.IndexByte(raw, '\\') >= 0 {
+			return signatureOffsetDecoded(canon)
+		}
+		if string(raw) == Member {
+			return 0, errors.New("sign: result already has a signature member")
+		}
+		if i = skipValue(canon, end+1); i < 0 {
+			return signatureOffsetDecoded(canon)
+		}
+		if !utf16Less(string(raw), Member) {
+			break
+		}
+		at = i
+	}
+	return at, nil
+}
+
+// skipString returns the index just after the string starting at b[i], or -1.
+func skipString(b []byte, i int) int {
+	if i >= len(b) || b[i] != '"' {
+		return -1
+	}
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// skipValue returns the index just after the value starting at b[i], or -1.
+func skipValue(b []byte, i int) int {
+	depth := 0
+	for i < len(b) {
+		switch b[i] {
+		case '"':
+			if i = skipString(b, i); i < 0 {
+				return -1
+			}
+			if depth == 0 {
+				return i
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i // the end of a scalar at the container's close
+			}
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		case ',':
+			if depth == 0 {
+				return i
+			}
+		}
+		i++
+	}
+	if depth == 0 {
+		return i
+	}
+	return -1
+}
+
+// signatureOffsetDecoded is signatureOffset by the JSON decoder.
+func signatureOffsetDecoded(canon []byte) (int, error) {
 	d := jsontext.NewDecoder(bytes.NewReader(canon))
 	if t, err := d.ReadToken(); err != nil || t.Kind() != '{' {
 		return 0, fmt.Errorf("sign: %w", ErrNotJSON)

@@ -255,13 +255,15 @@ func TestSignSplicesCanonicalBytes(t *testing.T) {
 	_, priv, _ := ed25519.GenerateKey(nil)
 	s := NewSigner(priv)
 	for name, v := range map[string]any{
-		"empty":       map[string]any{},
-		"only before": map[string]any{"a": 1, "kind": "x"},
-		"only after":  map[string]any{"z": []any{1, "<&>"}, "t": map[string]any{"signature": 1}},
-		"between":     map[string]any{"records": 3, "service": "s", "sig": true, "signaturf": nil, "verdict_line": "v"},
-		"prefix":      map[string]any{"signatur": 1, "signatures": 2},
-		"non-ascii":   map[string]any{"\U0001F600": 1, "\uFF61": 2, "é": 3, "s": "\u2028"},
-		"report":      map[string]any{"kind": "audit_report", "factors": map[string]any{"b": 1, "a": 2}, "check_end": "2026-01-01T00:00:00Z"},
+		"empty":        map[string]any{},
+		"only before":  map[string]any{"a": 1, "kind": "x"},
+		"only after":   map[string]any{"z": []any{1, "<&>"}, "t": map[string]any{"signature": 1}},
+		"between":      map[string]any{"records": 3, "service": "s", "sig": true, "signaturf": nil, "verdict_line": "v"},
+		"prefix":       map[string]any{"signatur": 1, "signatures": 2},
+		"non-ascii":    map[string]any{"\U0001F600": 1, "\uFF61": 2, "é": 3, "s": "\u2028"},
+		"tricky":       map[string]any{"a\"b": "},\"{[", "s": "x\\\"y", "sh": []any{1, map[string]any{"a": "]"}}, "t": -1.5, "u": nil},
+		"escaped name": map[string]any{"a": 1, "sig\u0001": 2, "z": 3},
+		"report":       map[string]any{"kind": "audit_report", "factors": map[string]any{"b": 1, "a": 2}, "check_end": "2026-01-01T00:00:00Z"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			got, err := s.Sign(v)
