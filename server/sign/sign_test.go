@@ -283,8 +283,8 @@ func TestSignSplicesCanonicalBytes(t *testing.T) {
 	}
 }
 
-// TestCanonicalIsJCS: Canonical gives the bytes of the JCS reference implementation that
-// Verify uses, for the escapes, orders and numbers a result may hold.
+// TestCanonicalIsJCS: the signer's canonical gives the bytes of the JCS reference implementation
+// that Canonical and Verify use, for the escapes, orders and numbers a result may hold.
 func TestCanonicalIsJCS(t *testing.T) {
 	for name, v := range map[string]any{
 		"html and controls": map[string]any{"s": "<a href='x'>&amp;</a>\u0001\t\"\\/", "u": "\u2028\u2029\u007f\u00e9"},
@@ -298,12 +298,12 @@ func TestCanonicalIsJCS(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := Canonical(v)
+			got, err := canonical(v)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(got, want) {
-				t.Fatalf("Canonical:\n%s\njcs:\n%s", got, want)
+				t.Fatalf("canonical:\n%s\njcs:\n%s", got, want)
 			}
 		})
 	}
