@@ -1,7 +1,7 @@
 package evaluator
 
 import (
-	"sync"
+	"runtime"
 
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
@@ -28,11 +28,19 @@ type buffers struct {
 	internedS []string
 }
 
-var bufferPool = sync.Pool{New: func() any {
-	return &buffers{byID: map[string]int{}, contents: map[string]int32{}, interned: map[string]int32{}}
-}}
+// freeBuffers keeps as many idle buffers as there are CPUs (a server evaluates that many exports at
+// once). Unlike a sync.Pool it is not emptied by every garbage collection, which under a steady
+// load of other allocations would leave the buffers collected before their next use.
+var freeBuffers = make(chan *buffers, runtime.GOMAXPROCS(0))
 
-func getBuffers() *buffers { return bufferPool.Get().(*buffers) }
+func getBuffers() *buffers {
+	select {
+	case b := <-freeBuffers:
+		return b
+	default:
+		return &buffers{byID: map[string]int{}, contents: map[string]int32{}, interned: map[string]int32{}}
+	}
+}
 
 // slabMin is the smallest slab: most containers are small, and a fresh slab serves many.
 const slabMin = 1024
@@ -91,5 +99,8 @@ func (b *buffers) release() {
 	clear(b.byID)
 	clear(b.contents)
 	clear(b.interned)
-	bufferPool.Put(b)
+	select {
+	case freeBuffers <- b:
+	default: // enough are idle: this one is collected
+	}
 }
