@@ -8,13 +8,12 @@ package evaluator
 import (
 	"bytes"
 	"errors"
-	"io"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"unicode/utf16"
 	"unicode/utf8"
-
-	"github.com/go-json-experiment/json/jsontext"
 )
 
 // kind is a JSON value's type.
@@ -66,78 +65,353 @@ func (v *jval) present() bool { return v.kind != kAbsent && v.kind != kNull }
 // decoder's own messages quote the input, so they are never surfaced.
 var errNotExport = errors.New("export_required")
 
-// decode parses a request body under R-3: UTF-8 JSON text without a byte-order mark, no duplicate
-// member names, no escape decoding to a lone surrogate, nesting at most maxDepth levels (the
-// top-level value is level 1).
-func decode(body []byte, maxDepth int) (jval, error) {
+// decode parses a request body under R-3: UTF-8 JSON text (RFC 8259) without a byte-order mark, no
+// duplicate member names (compared after unescaping), no escape decoding to a lone surrogate,
+// nesting at most maxDepth levels (the top-level value is level 1). It is one pass over the bytes
+// straight into the value tree; the tests hold it to the jsontext decoder's verdict on every input.
+func decode(body []byte, maxDepth int, b *buffers) (jval, error) {
 	if !utf8.Valid(body) || bytes.HasPrefix(body, []byte("\xef\xbb\xbf")) {
 		return jval{}, errNotExport
 	}
-	d := jsontext.NewDecoder(bytes.NewReader(body))
-	v, err := readValue(d, 1, maxDepth)
-	if err != nil {
+	p := parsers.Get().(*parser)
+	defer p.release()
+	// One copy of the body holds every string of the export: an unescaped string is a slice of
+	// it, not an allocation of its own.
+	p.src, p.i, p.maxDepth, p.b = string(body), 0, maxDepth, b
+	p.space()
+	v, ok := p.value(1)
+	if !ok {
 		return jval{}, errNotExport
 	}
-	if _, err := d.ReadToken(); err != io.EOF {
+	if p.space(); p.i != len(p.src) {
 		return jval{}, errNotExport
 	}
 	return v, nil
 }
 
-// readValue reads one value whose containers, if it is one, sit at the given level. Depth counts
+// parser is one decode's state, pooled: the input, and the scratch stacks that let every array and
+// object be allocated once, at its final size.
+type parser struct {
+	src      string // the body
+	i        int    // the next byte
+	maxDepth int
+	b        *buffers // where the tree's arrays and objects are cut from
+	vals     []jval
+	mems     []member
+	buf      []byte
+}
+
+var parsers = sync.Pool{New: func() any { return &parser{} }}
+
+func (p *parser) release() {
+	clear(p.vals[:cap(p.vals)])
+	clear(p.mems[:cap(p.mems)])
+	p.vals, p.mems, p.src, p.b = p.vals[:0], p.mems[:0], "", nil
+	parsers.Put(p)
+}
+
+func (p *parser) space() {
+	for p.i < len(p.src) {
+		switch p.src[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// literal consumes word (true, false, null).
+func (p *parser) literal(word string) bool {
+	if strings.HasPrefix(p.src[p.i:], word) {
+		p.i += len(word)
+		return true
+	}
+	return false
+}
+
+// value reads one value whose containers, if it is one, sit at the given level. Depth counts
 // arrays and objects only (R-51): a scalar adds no level.
-func readValue(d *jsontext.Decoder, level, maxDepth int) (jval, error) {
-	t, err := d.ReadToken()
-	if err != nil {
-		return jval{}, errNotExport
+func (p *parser) value(level int) (jval, bool) {
+	if p.i >= len(p.src) {
+		return jval{}, false
 	}
-	if k := t.Kind(); (k == '[' || k == '{') && level > maxDepth {
-		return jval{}, errNotExport
+	switch c := p.src[p.i]; {
+	case c == '"':
+		s, ok := p.str()
+		return jval{kind: kString, str: s}, ok
+	case c == '{':
+		if level > p.maxDepth {
+			return jval{}, false
+		}
+		return p.object(level)
+	case c == '[':
+		if level > p.maxDepth {
+			return jval{}, false
+		}
+		return p.array(level)
+	case c == 't':
+		return jval{kind: kBool, b: true}, p.literal("true")
+	case c == 'f':
+		return jval{kind: kBool}, p.literal("false")
+	case c == 'n':
+		return jval{kind: kNull}, p.literal("null")
+	case c == '-' || ('0' <= c && c <= '9'):
+		start := p.i
+		ok := p.number()
+		return jval{kind: kNumber, str: p.src[start:p.i]}, ok // the literal, for value identity only
 	}
-	switch t.Kind() {
-	case 'n':
-		return jval{kind: kNull}, nil
-	case 't':
-		return jval{kind: kBool, b: true}, nil
-	case 'f':
-		return jval{kind: kBool}, nil
-	case '"':
-		return jval{kind: kString, str: t.String()}, nil
-	case '0':
-		return jval{kind: kNumber, str: t.String()}, nil // the literal, for value identity only
-	case '[':
-		v := jval{kind: kArray}
-		for d.PeekKind() != ']' {
-			e, err := readValue(d, level+1, maxDepth)
-			if err != nil {
-				return jval{}, err
-			}
-			v.arr = append(v.arr, e)
-		}
-		if _, err := d.ReadToken(); err != nil {
-			return jval{}, errNotExport
-		}
-		return v, nil
-	case '{':
-		v := jval{kind: kObject}
-		for d.PeekKind() != '}' {
-			nt, err := d.ReadToken()
-			if err != nil || nt.Kind() != '"' {
-				return jval{}, errNotExport
-			}
-			name := nt.String() // the token is void after the next read
-			e, err := readValue(d, level+1, maxDepth)
-			if err != nil {
-				return jval{}, err
-			}
-			v.obj = append(v.obj, member{name: name, val: e})
-		}
-		if _, err := d.ReadToken(); err != nil {
-			return jval{}, errNotExport
-		}
-		return v, nil
+	return jval{}, false
+}
+
+func (p *parser) digits() int {
+	n := 0
+	for p.i < len(p.src) && '0' <= p.src[p.i] && p.src[p.i] <= '9' {
+		p.i++
+		n++
 	}
-	return jval{}, errNotExport
+	return n
+}
+
+// number reads -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func (p *parser) number() bool {
+	if p.src[p.i] == '-' {
+		p.i++
+	}
+	switch {
+	case p.i < len(p.src) && p.src[p.i] == '0':
+		p.i++
+	case p.digits() == 0:
+		return false
+	}
+	if p.i < len(p.src) && p.src[p.i] == '.' {
+		p.i++
+		if p.digits() == 0 {
+			return false
+		}
+	}
+	if p.i < len(p.src) && (p.src[p.i] == 'e' || p.src[p.i] == 'E') {
+		p.i++
+		if p.i < len(p.src) && (p.src[p.i] == '+' || p.src[p.i] == '-') {
+			p.i++
+		}
+		if p.digits() == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// str reads a string at p.i (its opening quote). Without escapes it is a slice of the body.
+func (p *parser) str() (string, bool) {
+	start := p.i + 1
+	for j := start; j < len(p.src); j++ {
+		switch c := p.src[j]; {
+		case c == '"':
+			p.i = j + 1
+			return p.src[start:j], true
+		case c == '\\':
+			return p.escaped(start, j)
+		case c < 0x20:
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// escaped reads the rest of a string that has an escape at j.
+func (p *parser) escaped(start, j int) (string, bool) {
+	b := append(p.buf[:0], p.src[start:j]...)
+	defer func() { p.buf = b[:0] }()
+	for j < len(p.src) {
+		c := p.src[j]
+		switch {
+		case c == '"':
+			p.i = j + 1
+			return string(b), true
+		case c < 0x20:
+			return "", false
+		case c != '\\':
+			b = append(b, c)
+			j++
+			continue
+		}
+		if j+1 >= len(p.src) {
+			return "", false
+		}
+		switch e := p.src[j+1]; e {
+		case '"', '\\', '/':
+			b = append(b, e)
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			r, ok := hex4(p.src, j+2)
+			if !ok {
+				return "", false
+			}
+			j += 6
+			switch {
+			case utf16.IsSurrogate(r):
+				// A high surrogate must be followed by an escaped low one (no lone surrogate).
+				if r >= 0xDC00 || j+1 >= len(p.src) || p.src[j] != '\\' || p.src[j+1] != 'u' {
+					return "", false
+				}
+				lo, ok := hex4(p.src, j+2)
+				if !ok || lo < 0xDC00 || lo > 0xDFFF {
+					return "", false
+				}
+				j += 6
+				b = utf8.AppendRune(b, utf16.DecodeRune(r, lo))
+			default:
+				b = utf8.AppendRune(b, r)
+			}
+			continue
+		default:
+			return "", false
+		}
+		j += 2
+	}
+	return "", false
+}
+
+// hex4 reads four hex digits at s[i:].
+func hex4(s string, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(s[i : i+4]) {
+		switch {
+		case '0' <= c && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case 'a' <= c && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+func (p *parser) array(level int) (jval, bool) {
+	p.i++ // [
+	start := len(p.vals)
+	defer func() {
+		clear(p.vals[start:])
+		p.vals = p.vals[:start]
+	}()
+	p.space()
+	if p.i < len(p.src) && p.src[p.i] == ']' {
+		p.i++
+		return jval{kind: kArray}, true
+	}
+	for {
+		e, ok := p.value(level + 1)
+		if !ok {
+			return jval{}, false
+		}
+		p.vals = append(p.vals, e)
+		p.space()
+		if p.i >= len(p.src) {
+			return jval{}, false
+		}
+		switch p.src[p.i] {
+		case ',':
+			p.i++
+			p.space()
+			continue
+		case ']':
+			p.i++
+			arr := p.b.newVals(len(p.vals) - start)
+			copy(arr, p.vals[start:])
+			return jval{kind: kArray, arr: arr}, true
+		}
+		return jval{}, false
+	}
+}
+
+// dupScanMax is the member count up to which a duplicate name is looked for by scanning; a
+// larger object indexes its names.
+const dupScanMax = 16
+
+func (p *parser) object(level int) (jval, bool) {
+	p.i++ // {
+	start := len(p.mems)
+	defer func() {
+		clear(p.mems[start:])
+		p.mems = p.mems[:start]
+	}()
+	var names map[string]struct{}
+	p.space()
+	if p.i < len(p.src) && p.src[p.i] == '}' {
+		p.i++
+		return jval{kind: kObject}, true
+	}
+	for {
+		if p.i >= len(p.src) || p.src[p.i] != '"' {
+			return jval{}, false
+		}
+		name, ok := p.str()
+		if !ok {
+			return jval{}, false
+		}
+		// R-3: no duplicate member name.
+		if n := len(p.mems) - start; n < dupScanMax {
+			for k := start; k < len(p.mems); k++ {
+				if p.mems[k].name == name {
+					return jval{}, false
+				}
+			}
+		} else {
+			if names == nil {
+				names = make(map[string]struct{}, 2*n)
+				for k := start; k < len(p.mems); k++ {
+					names[p.mems[k].name] = struct{}{}
+				}
+			}
+			if _, dup := names[name]; dup {
+				return jval{}, false
+			}
+			names[name] = struct{}{}
+		}
+		p.space()
+		if p.i >= len(p.src) || p.src[p.i] != ':' {
+			return jval{}, false
+		}
+		p.i++
+		p.space()
+		v, ok := p.value(level + 1)
+		if !ok {
+			return jval{}, false
+		}
+		p.mems = append(p.mems, member{name: name, val: v})
+		p.space()
+		if p.i >= len(p.src) {
+			return jval{}, false
+		}
+		switch p.src[p.i] {
+		case ',':
+			p.i++
+			p.space()
+			continue
+		case '}':
+			p.i++
+			obj := p.b.newMems(len(p.mems) - start)
+			copy(obj, p.mems[start:])
+			return jval{kind: kObject, obj: obj}, true
+		}
+		return jval{}, false
+	}
 }
 
 // identity is a canonical text of a value, equal for equal JSON values (numbers by value, object

@@ -1,9 +1,12 @@
 package evaluator
 
 import (
+	"errors"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/scopehygiene/scope-hygiene/rules"
@@ -27,25 +30,12 @@ type Options struct {
 
 // PrecheckWith is Precheck with options.
 func PrecheckWith(ps *rules.ProgramSet, body []byte, now time.Time, opts Options) (*PrecheckResult, *Refusal, error) {
-	st, ref, err := prepare(ps, body, opts)
+	p, ref, err := PrepareWith(ps, body, opts)
 	if ref != nil || err != nil {
 		return nil, ref, err
 	}
-	c := ps.Criteria()
-	res := &PrecheckResult{
-		Kind: "precheck_result", Service: c.Service, CriteriaID: c.CriteriaID,
-		CriteriaRevision: c.CriteriaRevision, CriteriaDigest: ps.Digest(), Op: "precheck",
-		Family: st.x.scope.Family, Form: st.x.scope.Form, Variant: st.x.scope.Variant,
-		Records: len(st.x.records), Live: st.live,
-		MatrixRow: map[string]MatrixCell{}, Factors: map[string]Status{},
-		CheckedAt: timestamp(now),
-	}
-	for _, f := range rules.Factors {
-		cell := c.Matrix[st.x.scope.Family][st.x.scope.Form][f]
-		res.MatrixRow[f] = MatrixCell{Status: cell.Status, Note: cell.Note}
-		res.Factors[f] = st.status(f)
-	}
-	return res, nil, nil
+	defer p.st.release()
+	return p.Precheck(now), nil, nil
 }
 
 // Audit computes the five factors, the coverage block and the verdict line. checkEnd is the
@@ -56,28 +46,109 @@ func Audit(ps *rules.ProgramSet, body []byte, checkEnd time.Time) (*Report, *Ref
 
 // AuditWith is Audit with options.
 func AuditWith(ps *rules.ProgramSet, body []byte, checkEnd time.Time, opts Options) (*Report, *Refusal, error) {
+	p, ref, err := PrepareWith(ps, body, opts)
+	if ref != nil || err != nil {
+		return nil, ref, err
+	}
+	rep, err := p.Audit(checkEnd)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rep, nil, nil
+}
+
+// Prepared is one export decoded once, validated, and evaluated record by record (liveness,
+// predicates, conflict applicability) and for the gates: what a pre-check answers and what an
+// audit starts from. A server prepares an export once per request, answers the free refusal
+// before any payment, and audits the same Prepared after. A Prepared is used by one goroutine;
+// Audit may be called once.
+type Prepared struct {
+	st      *state
+	audited bool
+}
+
+// Prepare decodes and validates body and evaluates what every answer needs. A refusal is returned
+// for a malformed or over-cap export; an error means a rule failed at run time.
+func Prepare(ps *rules.ProgramSet, body []byte) (*Prepared, *Refusal, error) {
+	return PrepareWith(ps, body, Options{})
+}
+
+// PrepareWith is Prepare with options.
+func PrepareWith(ps *rules.ProgramSet, body []byte, opts Options) (*Prepared, *Refusal, error) {
 	st, ref, err := prepare(ps, body, opts)
 	if ref != nil || err != nil {
 		return nil, ref, err
 	}
+	return &Prepared{st: st}, nil, nil
+}
+
+// Caller is the export's top-level "caller" member: present is false when it is absent or null,
+// and str is its value when it is a string (isString).
+func (p *Prepared) Caller() (str string, present, isString bool) {
+	c := p.st.caller
+	return c.str, c.present(), c.kind == kString
+}
+
+// Precheck answers the free pre-check from the prepared export: assessability, no factor. It is
+// called before Audit or Release.
+func (p *Prepared) Precheck(now time.Time) *PrecheckResult {
+	st := p.st
+	c := st.ps.Criteria()
+	res := &PrecheckResult{
+		Kind: "precheck_result", Service: c.Service, CriteriaID: c.CriteriaID,
+		CriteriaRevision: c.CriteriaRevision, CriteriaDigest: st.ps.Digest(), Op: "precheck",
+		Family: st.x.scope.Family, Form: st.x.scope.Form, Variant: st.x.scope.Variant,
+		Records: len(st.x.records), Live: st.live,
+		MatrixRow: map[string]MatrixCell{}, Factors: map[string]Status{},
+		CheckedAt: timestamp(now),
+	}
+	for _, f := range rules.Factors {
+		cell := c.Matrix[st.x.scope.Family][st.x.scope.Form][f]
+		res.MatrixRow[f] = MatrixCell{Status: cell.Status, Note: cell.Note}
+		res.Factors[f] = st.status(f)
+	}
+	return res
+}
+
+// Release gives the prepared export's buffers back for the next export, when it will not be
+// audited (Audit gives them back itself). Afterwards only Caller may be called.
+func (p *Prepared) Release() {
+	if !p.audited {
+		p.audited = true
+		p.st.release()
+	}
+}
+
+// errAudited is the static error of a second Audit of one Prepared.
+var errAudited = errors.New("evaluator: a prepared export is audited once")
+
+// Audit computes the five factors, the coverage block and the verdict line of the prepared
+// export. checkEnd is the check-end time printed in the verdict line (see Stamp).
+func (p *Prepared) Audit(checkEnd time.Time) (*Report, error) {
+	if p.audited {
+		return nil, errAudited
+	}
+	p.audited = true
+	st := p.st
+	defer st.release() // the report holds strings only: the export's buffers go back
 	if err := st.marks(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	rep := st.report(checkEnd)
 	if err := st.fillClusters(rep); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := st.fillConflicts(rep); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	st.fillDuplicates(rep)
 	rep.VerdictLine = verdictLine(st.ps.Criteria().Words, rep)
-	if opts.explain != nil {
+	if st.opts.explain != nil {
 		if err := st.explainTail(); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	return rep, nil, nil
+	return rep, nil
 }
 
 // state is one evaluation in progress.
@@ -91,6 +162,10 @@ type state struct {
 	live    int
 	gates   [5]*rules.GateProgram // the gate that fired per factor, nil when ASSESSABLE
 	sub     rules.Submission
+	caller  jval // the top-level caller member (the server's free tier reads it)
+	scratch [5][]string
+	clAct   *rules.ClusterActivation // one per export: it memoizes the cluster decisions
+	copies  []int
 
 	eligible, scopedEligible, templates, sourcePassages int
 	referrals                                           []string
@@ -101,31 +176,46 @@ func prepare(ps *rules.ProgramSet, body []byte, opts Options) (*state, *Refusal,
 	if r := CheckBodySize(ps, len(body)); r != nil {
 		return nil, r, nil
 	}
-	top, err := decode(body, ps.Criteria().Caps.JSONDepth)
+	b := getBuffers()
+	top, err := decode(body, ps.Criteria().Caps.JSONDepth, b)
 	if err != nil {
+		b.release()
 		return nil, refusal("export_required"), nil
 	}
 	if r := validate(ps, &top); r != nil {
+		b.release()
 		return nil, r, nil
 	}
-	x := newExport(ps, &top)
-	st := &state{opts: opts, ps: ps, x: x, act: ps.NewRecordActivation(x.scope)}
+	x := newExport(ps, &top, b)
+	st := &state{opts: opts, ps: ps, x: x, act: ps.NewRecordActivation(x.scope), caller: *top.get("caller")}
 	st.act.Obs = opts.Observer
 	if err := st.records(); err != nil {
+		st.release()
 		return nil, nil, err
 	}
 	if err := st.resolveGates(); err != nil {
+		st.release()
 		return nil, nil, err
 	}
 	return st, nil, nil
+}
+
+// release gives the export's buffers back (see buffers); the state must not be used afterwards.
+func (st *state) release() {
+	b := st.x.b
+	if b != nil {
+		b.slots, b.applies = st.slots, st.applies
+	}
+	st.x.release()
+	st.x, st.slots, st.applies = nil, nil, nil
 }
 
 // records runs the liveness conditions, the record predicates and the conflict applicability of
 // every record.
 func (st *state) records() error {
 	ps, x, act := st.ps, st.x, st.act
-	st.slots = make([]rules.SlotValues, len(x.records))
-	st.applies = make([]uint32, len(x.records))
+	st.slots = sized(x.b.slots, len(x.records))[:len(x.records)]
+	st.applies = sized(x.b.applies, len(x.records))[:len(x.records)]
 	for i := range x.records {
 		r := &x.records[i]
 		act.Record = &r.facts
@@ -176,13 +266,19 @@ func (st *state) records() error {
 
 func (st *state) resolveGates() error {
 	x := st.x
-	scopes, liveScopes := map[string]bool{}, map[string]bool{}
-	checked := 0
+	// Distinct tuples, by their interned number: bit 0 seen, bit 1 seen live and not global.
+	seen := make([]uint8, len(x.interned))
+	scopes, liveScopes, checked := 0, 0, 0
 	for i := range x.records {
-		if x.records[i].facts.Scoped {
-			scopes[x.records[i].tuple] = true
-			if x.records[i].live && !x.records[i].facts.Global {
-				liveScopes[x.records[i].tuple] = true
+		r := &x.records[i]
+		if r.facts.Scoped {
+			if seen[r.tid]&1 == 0 {
+				seen[r.tid] |= 1
+				scopes++
+			}
+			if r.live && !r.facts.Global && seen[r.tid]&2 == 0 {
+				seen[r.tid] |= 2
+				liveScopes++
 			}
 		}
 		if st.applies[i] != 0 {
@@ -196,7 +292,7 @@ func (st *state) resolveGates() error {
 	st.sub = rules.Submission{
 		ScopeKeys: append([]string{}, keys...), ScopeKeysSource: x.keySource,
 		Records: int64(len(x.records)), Live: int64(st.live), Eligible: int64(st.eligible),
-		DistinctScopes: int64(len(scopes)), LiveNonGlobalScopes: int64(len(liveScopes)), ScopeFiltered: x.manifest.scopeFiltered,
+		DistinctScopes: int64(scopes), LiveNonGlobalScopes: int64(liveScopes), ScopeFiltered: x.manifest.scopeFiltered,
 		MultiScope: x.manifest.multiScope, ManifestPresent: x.manifest.present,
 		ConflictCheckedRecords: int64(checked),
 	}
@@ -225,13 +321,13 @@ func (st *state) gateFor(f string) *rules.GateProgram {
 
 // clusterSize counts, per content key, the live scoped records the M4 depth limit counts
 // (R-21, R-33; clusters.m4_depth: members leaves out the Letta templates L-4 keeps out).
-func (st *state) clusterSize() map[string]int {
+func (st *state) clusterSize() []int {
 	members := st.ps.Criteria().Clusters.M4Depth == rules.M4DepthMembers
-	size := map[string]int{}
+	size := make([]int, len(st.x.contents))
 	for i := range st.x.records {
 		r := &st.x.records[i]
 		if r.live && r.facts.Scoped && !(members && r.template) {
-			size[r.content]++
+			size[r.cid]++
 		}
 	}
 	return size
@@ -250,7 +346,7 @@ func (st *state) marks() error {
 		}
 		if r.raw.get("origin_claim_id").present() {
 			r.hasPointer = true
-			r.facts.M4Resolves = x.walk(i, size[r.content], anchor, st.pointerTrace(i))
+			r.facts.M4Resolves = x.walk(i, size[r.cid], anchor, st.pointerTrace(i))
 		}
 		act.Restore(&r.facts, r.live, st.slots[i])
 		if err := ps.EvalMarks(act); err != nil {
@@ -343,24 +439,38 @@ func (st *state) fillClusters(rep *Report) error {
 		*f = CrossScopeClusters{Status: w.NotAssessable, Reason: g.Reason}
 		return nil
 	}
-	groups := map[string][]int{}
-	var order []string
+	// Records grouped by content key (its number), in order of first appearance; each group's
+	// records are chained through next.
+	type group struct{ first, last, size int }
+	at := make([]int32, len(x.contents)) // content number -> group index + 1
+	var groups []group
+	next := make([]int32, len(x.records))
 	for i := range x.records {
 		r := &x.records[i]
 		if !r.live || !r.facts.Scoped || r.template {
 			continue
 		}
-		if _, ok := groups[r.content]; !ok {
-			order = append(order, r.content)
+		next[i] = -1
+		if at[r.cid] == 0 {
+			groups = append(groups, group{first: i, last: i, size: 1})
+			at[r.cid] = int32(len(groups))
+			continue
 		}
-		groups[r.content] = append(groups[r.content], i)
+		g := &groups[at[r.cid]-1]
+		next[g.last] = int32(i)
+		g.last = i
+		g.size++
 	}
 	var clusters []ClusterReport
 	counts := map[string]int{}
-	for _, key := range order {
-		members := groups[key]
-		if len(members) < 2 {
+	var members []int
+	for _, g := range groups {
+		if g.size < 2 {
 			continue
+		}
+		members = members[:0]
+		for j := g.first; j >= 0; j = int(next[j]) {
+			members = append(members, j)
 		}
 		cr, class, err := st.cluster(members)
 		if err != nil {
@@ -372,7 +482,7 @@ func (st *state) fillClusters(rep *Report) error {
 		counts[class]++
 		clusters = append(clusters, *cr)
 	}
-	sort.Slice(clusters, func(i, j int) bool { return lessIDs(memberIDs(clusters[i].Members), memberIDs(clusters[j].Members)) })
+	slices.SortFunc(clusters, func(a, b ClusterReport) int { return compareMemberIDs(a.Members, b.Members) })
 	for i := range clusters {
 		clusters[i].Cluster = i + 1
 	}
@@ -393,7 +503,8 @@ func (st *state) fillClusters(rep *Report) error {
 // forms no cluster or forms a template-lineage cluster (counted apart, R-24).
 func (st *state) cluster(members []int) (*ClusterReport, string, error) {
 	ps, x := st.ps, st.x
-	var copies []int
+	copies := st.copies[:0]
+	defer func() { st.copies = copies[:0] }()
 	cl := rules.Cluster{Letta: x.letta}
 	for _, i := range members {
 		if x.records[i].facts.Global {
@@ -403,11 +514,12 @@ func (st *state) cluster(members []int) (*ClusterReport, string, error) {
 		}
 	}
 	cl.Copies = int64(len(copies))
-	scopes, keySets, sources := map[string]bool{}, map[string]bool{}, map[string]bool{}
-	tids, btids := map[string]bool{}, map[string]bool{}
+	// Clusters are small: distinct values are counted over reused slices, not maps.
+	scopes, keySets, sources := st.scratch[0][:0], st.scratch[1][:0], st.scratch[2][:0]
+	tids, btids := st.scratch[3][:0], st.scratch[4][:0]
 	for _, i := range copies {
 		r := &x.records[i]
-		scopes[r.tuple], keySets[r.keySet] = true, true
+		scopes, keySets = append(scopes, r.tuple), append(keySets, r.keySet)
 		if r.covered {
 			cl.Covered++
 		}
@@ -422,23 +534,28 @@ func (st *state) cluster(members []int) (*ClusterReport, string, error) {
 		}
 		if s := r.facts.Source; s.Kind == "string" && s.Str != "" {
 			cl.Sourced++
-			sources[s.Str] = true
+			sources = append(sources, s.Str)
 		}
 		if r.facts.TemplateID.Set {
 			cl.WithTemplateID++
-			tids[r.raw.get("template_id").identity()] = true
+			tids = append(tids, r.raw.get("template_id").identity())
 		}
 		if r.facts.BaseTemplateID.Set {
 			cl.WithBaseTemplateID++
-			btids[r.raw.get("base_template_id").identity()] = true
+			btids = append(btids, r.raw.get("base_template_id").identity())
 		}
 	}
-	cl.DistinctScopes, cl.KeySets, cl.DistinctSources = int64(len(scopes)), int64(len(keySets)), int64(len(sources))
-	cl.TemplateIDs, cl.BaseTemplateIDs = int64(len(tids)), int64(len(btids))
+	cl.DistinctScopes, cl.KeySets, cl.DistinctSources = distinct(scopes), distinct(keySets), distinct(sources)
+	cl.TemplateIDs, cl.BaseTemplateIDs = distinct(tids), distinct(btids)
+	st.scratch = [5][]string{scopes, keySets, sources, tids, btids}
 	if x.letta {
 		cl.DisjointPair = disjointPair(x, copies)
 	}
-	act := &rules.ClusterActivation{Scope: x.scope, Cluster: &cl, Obs: st.opts.Observer}
+	if st.clAct == nil {
+		st.clAct = &rules.ClusterActivation{Scope: x.scope, Obs: st.opts.Observer}
+	}
+	act := st.clAct
+	act.Cluster = &cl
 	d, err := ps.EvalCluster(act)
 	if err != nil || !d.Forms {
 		return nil, "", err
@@ -461,18 +578,31 @@ func (st *state) cluster(members []int) (*ClusterReport, string, error) {
 	if act.B5 {
 		cr.DistinctSources = intp(int(cl.DistinctSources))
 	}
+	cr.Members = make([]Member, 0, len(members))
 	for _, i := range members {
 		r := &x.records[i]
 		cr.Members = append(cr.Members, Member{ID: r.id, Scope: r.facts.ScopeString, Global: r.facts.Global,
 			Covered: !r.facts.Global && r.covered})
 	}
-	sort.Slice(cr.Members, func(a, b int) bool { return cr.Members[a].ID < cr.Members[b].ID })
+	slices.SortFunc(cr.Members, func(a, b Member) int { return strings.Compare(a.ID, b.ID) })
 	if p.Refer {
 		for _, i := range copies {
 			st.referrals = append(st.referrals, x.records[i].id)
 		}
 	}
 	return cr, p.Class, nil
+}
+
+// distinct counts the distinct strings of ss, which it sorts.
+func distinct(ss []string) int64 {
+	sort.Strings(ss)
+	n := int64(0)
+	for i := range ss {
+		if i == 0 || ss[i] != ss[i-1] {
+			n++
+		}
+	}
+	return n
 }
 
 // disjointPair reports whether two copies have disjoint scope sets (L-2).
@@ -504,22 +634,24 @@ func disjoint(a, b []string) bool {
 	return true
 }
 
-func memberIDs(ms []Member) []string {
-	out := make([]string, len(ms))
-	for i, m := range ms {
-		out[i] = m.ID
-	}
-	return out
-}
-
-// lessIDs orders sorted id lists element by element, a prefix first.
-func lessIDs(a, b []string) bool {
+// compareIDs orders sorted id lists element by element, a prefix first.
+func compareIDs(a, b []string) int {
 	for i := 0; i < len(a) && i < len(b); i++ {
-		if a[i] != b[i] {
-			return a[i] < b[i]
+		if c := strings.Compare(a[i], b[i]); c != 0 {
+			return c
 		}
 	}
-	return len(a) < len(b)
+	return len(a) - len(b)
+}
+
+// compareMemberIDs is compareIDs over the ids of sorted member lists.
+func compareMemberIDs(a, b []Member) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if c := strings.Compare(a[i].ID, b[i].ID); c != 0 {
+			return c
+		}
+	}
+	return len(a) - len(b)
 }
 
 // fillConflicts computes factor scope_conflicts over all records.
@@ -542,15 +674,12 @@ func (st *state) fillConflicts(rep *Report) error {
 		}
 		r := &x.records[i]
 		st.act.Restore(&r.facts, r.live, st.slots[i])
+		failed, err := ps.EvalConflicts(st.act, st.applies[i])
+		if err != nil {
+			return err
+		}
 		for j, c := range conflicts {
-			if st.applies[i]&(1<<j) == 0 {
-				continue
-			}
-			bad, err := c.Conflict.Bool(st.act)
-			if err != nil {
-				return err
-			}
-			if bad {
+			if failed&(1<<j) != 0 {
 				by[c.ID]++
 				recs[c.ID] = append(recs[c.ID], r.id)
 				total++
@@ -578,55 +707,73 @@ func uniqueSorted(in []string) []string {
 	return out[:n]
 }
 
+// groupKey is one duplicates group: a partition's content key, scoped groups also by tuple.
+type groupKey struct {
+	partition uint8
+	tid, cid  int32
+}
+
+// dupIndexPool holds the group indexes of fillDuplicates, reused across exports.
+var dupIndexPool = sync.Pool{New: func() any { return map[groupKey]int{} }}
+
 // fillDuplicates computes factor duplicates: per scope partition, live non-contested records
 // grouped by content key (factor_rules, R-17, R-27, R-48).
 func (st *state) fillDuplicates(rep *Report) {
 	x := st.x
 	w := st.ps.Criteria().Words
+	// A group is one partition's content key, scoped groups also by scope tuple. Groups are
+	// chained through next (record index order), so only groups of two or more allocate.
 	type group struct {
-		partition, scope string
-		ids              []string
+		partition, scope  string
+		first, last, size int
 	}
-	groups := map[string]*group{}
-	var order []string
+	index := dupIndexPool.Get().(map[groupKey]int)
+	defer func() {
+		clear(index)
+		dupIndexPool.Put(index)
+	}()
+	var groups []group
+	next := make([]int32, len(x.records))
 	for i := range x.records {
 		r := &x.records[i]
 		if !r.live || r.contested {
 			continue
 		}
+		k := groupKey{partition: 0, tid: -1, cid: r.cid}
 		partition, scope := "unscoped", ""
 		switch {
 		case r.facts.Global:
-			partition, scope = "global", r.facts.ScopeString
+			k.partition, partition, scope = 1, "global", r.facts.ScopeString
 		case r.facts.Scoped:
-			partition, scope = "scoped", r.facts.ScopeString
+			k.partition, k.tid, partition, scope = 2, r.tid, "scoped", r.facts.ScopeString
 		}
-		var k strings.Builder
-		writeLP(&k, partition)
-		if partition == "scoped" {
-			writeLP(&k, r.tuple)
-		}
-		writeLP(&k, r.content)
-		g, ok := groups[k.String()]
+		next[i] = -1
+		gi, ok := index[k]
 		if !ok {
-			g = &group{partition: partition, scope: scope}
-			groups[k.String()] = g
-			order = append(order, k.String())
+			index[k] = len(groups)
+			groups = append(groups, group{partition: partition, scope: scope, first: i, last: i, size: 1})
+			continue
 		}
-		g.ids = append(g.ids, r.id)
+		g := &groups[gi]
+		next[g.last] = int32(i)
+		g.last = i
+		g.size++
 	}
 	excess := 0
 	clusters := []DuplicateCluster{}
-	for _, k := range order {
-		g := groups[k]
-		if len(g.ids) < 2 {
+	for _, g := range groups {
+		if g.size < 2 {
 			continue
 		}
-		excess += len(g.ids) - 1
-		sort.Strings(g.ids)
-		clusters = append(clusters, DuplicateCluster{Partition: g.partition, Scope: g.scope, Count: len(g.ids), Members: g.ids})
+		excess += g.size - 1
+		ids := make([]string, 0, g.size)
+		for j := g.first; j >= 0; j = int(next[j]) {
+			ids = append(ids, x.records[j].id)
+		}
+		sort.Strings(ids)
+		clusters = append(clusters, DuplicateCluster{Partition: g.partition, Scope: g.scope, Count: g.size, Members: ids})
 	}
-	sort.Slice(clusters, func(i, j int) bool { return lessIDs(clusters[i].Members, clusters[j].Members) })
+	slices.SortFunc(clusters, func(a, b DuplicateCluster) int { return compareIDs(a.Members, b.Members) })
 	for i := range clusters {
 		clusters[i].Cluster = i + 1
 	}

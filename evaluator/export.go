@@ -1,9 +1,9 @@
 package evaluator
 
 import (
+	"slices"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
@@ -18,6 +18,11 @@ type export struct {
 	byID      map[string]int
 	manifest  manifest
 	cov       coverage
+	b         *buffers
+	strs      map[string]int32 // interned scope strings, by id
+	interned  []string
+	contents  map[string]int32 // content keys, by id
+	scratch   [3][]byte
 }
 
 // record is one submitted record.
@@ -30,6 +35,9 @@ type record struct {
 	tuple string
 	// keySet names the declared keys carrying a counting value (N5, R-36).
 	keySet string
+	// cid numbers the content key (equal content, equal cid); tid and sid number the tuple and
+	// the scope string among the export's interned strings.
+	cid, tid, sid int32
 	// set is the Letta scope set, sorted.
 	set []string
 
@@ -56,7 +64,7 @@ type coverage struct {
 }
 
 // newExport builds the model of a validated export. It evaluates no rule.
-func newExport(ps *rules.ProgramSet, top *jval) *export {
+func newExport(ps *rules.ProgramSet, top *jval, b *buffers) *export {
 	c := ps.Criteria()
 	fam := top.get("family").str
 	spec := c.Families[fam]
@@ -67,7 +75,9 @@ func newExport(ps *rules.ProgramSet, top *jval) *export {
 	x := &export{
 		scope: rules.Scope{Family: fam, Form: top.get("form").str, Variant: variant},
 		letta: spec.Scope == "attached_to",
-		byID:  map[string]int{},
+		b:     b,
+		strs:  b.interned, interned: b.internedS[:0],
+		byID: b.byID, contents: b.contents,
 	}
 	m := top.get("manifest")
 	x.readManifest(m)
@@ -92,15 +102,24 @@ func newExport(ps *rules.ProgramSet, top *jval) *export {
 	}
 	contentField := c.Forms[x.scope.Form].ContentField
 	recs := top.get("records").arr
-	x.records = make([]record, len(recs))
-	arena := make([]rules.Value, 0, memberCount(recs))
+	b.records = sized(b.records, len(recs))
+	x.records = b.records[:len(recs)]
+	facts, strs := factCount(recs)
+	ar := &arena{vals: sized(b.facts, facts), strs: sized(b.strs, strs)}
+	defer func() { b.facts, b.strs = ar.vals, ar.strs }()
 	for i := range recs {
 		r := &x.records[i]
 		r.raw = &recs[i]
 		r.id = r.raw.get("id").str
 		r.content = r.raw.get(contentField).str
+		cid, ok := x.contents[r.content]
+		if !ok {
+			cid = int32(len(x.contents))
+			x.contents[r.content] = cid
+		}
+		r.cid = cid
 		x.byID[r.id] = i
-		recordFacts(&r.facts, r.raw, &arena)
+		recordFacts(&r.facts, r.raw, ar)
 		if x.letta {
 			x.lettaScope(r, c.GlobalScopeValue)
 		} else {
@@ -122,8 +141,8 @@ func newExport(ps *rules.ProgramSet, top *jval) *export {
 
 // keyScope resolves a record's scope over the declared keys.
 func (x *export) keyScope(r *record, standIns map[string]string, global string) {
-	var tuple, keys strings.Builder
-	var values []string
+	tuple, keys, scope := x.scratch[0][:0], x.scratch[1][:0], x.scratch[2][:0]
+	n := 0
 	for _, k := range x.keys {
 		v := r.raw.get(k)
 		if v.present() && v.kind != kString {
@@ -144,16 +163,33 @@ func (x *export) keyScope(r *record, standIns map[string]string, global string) 
 		if v.kind != kString || v.str == "" {
 			continue
 		}
-		writeLP(&tuple, k)
-		writeLP(&tuple, v.str)
-		writeLP(&keys, k)
-		values = append(values, v.str)
+		tuple = appendLP(appendLP(tuple, k), v.str)
+		keys = appendLP(keys, k)
+		if n > 0 {
+			scope = append(scope, '/')
+		}
+		scope = append(scope, v.str...)
+		n++
 	}
-	r.tuple, r.keySet = tuple.String(), keys.String()
-	r.facts.KeyCount = int64(len(values))
-	r.facts.Scoped = len(values) > 0
-	r.facts.ScopeString = strings.Join(values, "/")
-	r.facts.Global = len(values) == 1 && values[0] == global
+	r.tuple, r.tid = x.intern(tuple)
+	r.keySet, _ = x.intern(keys)
+	r.facts.KeyCount = int64(n)
+	r.facts.Scoped = n > 0
+	r.facts.ScopeString, r.sid = x.intern(scope)
+	r.facts.Global = n == 1 && r.facts.ScopeString == global
+	x.scratch = [3][]byte{tuple, keys, scope}
+}
+
+// intern returns the export's one copy of the string b spells, and its number: the records of
+// one scope share their tuple and scope strings.
+func (x *export) intern(b []byte) (string, int32) {
+	if id, ok := x.strs[string(b)]; ok {
+		return x.interned[id], id
+	}
+	s, id := string(b), int32(len(x.interned))
+	x.strs[s] = id
+	x.interned = append(x.interned, s)
+	return s, id
 }
 
 // lettaScope resolves a Letta record's scope set; the set {global} is the global partition.
@@ -162,34 +198,36 @@ func (x *export) lettaScope(r *record, global string) {
 	if at.present() && at.kind != kArray {
 		x.cov.NonStringScopeValues++
 	}
-	seen := map[string]bool{}
 	for _, e := range at.arr {
 		switch {
 		case e.kind == kString && e.str != "":
-			if !seen[e.str] {
-				seen[e.str] = true
-				r.set = append(r.set, e.str)
-			}
+			r.set = append(r.set, e.str)
 		case e.present() && e.kind != kString:
 			x.cov.NonStringScopeValues++
 		}
 	}
 	sort.Strings(r.set)
-	var tuple strings.Builder
-	for _, s := range r.set {
-		writeLP(&tuple, s)
+	r.set = slices.Compact(r.set) // a set: repeats count once
+	tuple, scope := x.scratch[0][:0], x.scratch[2][:0]
+	for i, s := range r.set {
+		tuple = appendLP(tuple, s)
+		if i > 0 {
+			scope = append(scope, '/')
+		}
+		scope = append(scope, s...)
 	}
-	r.tuple = tuple.String()
+	r.tuple, r.tid = x.intern(tuple)
 	r.facts.Scoped = len(r.set) > 0
-	r.facts.ScopeString = strings.Join(r.set, "/")
+	r.facts.ScopeString, r.sid = x.intern(scope)
 	r.facts.Global = len(r.set) == 1 && r.set[0] == global
+	x.scratch[0], x.scratch[2] = tuple, scope
 }
 
-// writeLP writes a length-prefixed string, so that tuples built from any strings never collide.
-func writeLP(b *strings.Builder, s string) {
-	b.WriteString(strconv.Itoa(len(s)))
-	b.WriteByte(':')
-	b.WriteString(s)
+// appendLP appends a length-prefixed string, so that tuples built from any strings never collide.
+func appendLP(b []byte, s string) []byte {
+	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = append(b, ':')
+	return append(b, s...)
 }
 
 // supersedes marks the targets of every record's supersedes.
@@ -265,21 +303,19 @@ func (x *export) readManifest(m *jval) {
 // declaredAbsent counts M3 entries that name nothing in the submission, every entry counted, a
 // repeated one each time.
 func (x *export) declaredAbsent() (scopes, keys, ids int) {
-	scopeSeen, keySeen := map[string]bool{}, map[string]bool{}
+	scopeSeen := make([]bool, len(x.interned))
 	for i := range x.records {
-		r := &x.records[i]
-		if r.facts.Scoped {
-			scopeSeen[r.facts.ScopeString] = true
+		if r := &x.records[i]; r.facts.Scoped {
+			scopeSeen[r.sid] = true
 		}
-		keySeen[r.content] = true
 	}
 	for _, s := range x.manifest.scopeEntries {
-		if !scopeSeen[s] {
+		if id, ok := x.strs[s]; !ok || !scopeSeen[id] {
 			scopes++
 		}
 	}
 	for _, k := range x.manifest.keyEntries {
-		if !keySeen[k] {
+		if _, ok := x.contents[k]; !ok {
 			keys++
 		}
 	}
@@ -291,40 +327,75 @@ func (x *export) declaredAbsent() (scopes, keys, ids int) {
 	return scopes, keys, ids
 }
 
-// factFields maps a record member's name to the fact it fills. Every other member is not a fact
-// (scope keys and content are read separately).
-var factFields = map[string]func(*rules.Record) **rules.Value{
-	"replaced_by":        func(r *rules.Record) **rules.Value { return &r.ReplacedBy },
-	"superseded_by":      func(r *rules.Record) **rules.Value { return &r.SupersededBy },
-	"is_deleted":         func(r *rules.Record) **rules.Value { return &r.IsDeleted },
-	"invalid_at":         func(r *rules.Record) **rules.Value { return &r.InvalidAt },
-	"expired_at":         func(r *rules.Record) **rules.Value { return &r.ExpiredAt },
-	"lifecycle_state":    func(r *rules.Record) **rules.Value { return &r.LifecycleState },
-	"state":              func(r *rules.Record) **rules.Value { return &r.State },
-	"shared":             func(r *rules.Record) **rules.Value { return &r.Shared },
-	"sharing":            func(r *rules.Record) **rules.Value { return &r.Sharing },
-	"is_template":        func(r *rules.Record) **rules.Value { return &r.IsTemplate },
-	"template_id":        func(r *rules.Record) **rules.Value { return &r.TemplateID },
-	"base_template_id":   func(r *rules.Record) **rules.Value { return &r.BaseTemplateID },
-	"source_passage":     func(r *rules.Record) **rules.Value { return &r.SourcePassage },
-	"file_id":            func(r *rules.Record) **rules.Value { return &r.FileID },
-	"record_class":       func(r *rules.Record) **rules.Value { return &r.RecordClass },
-	"source":             func(r *rules.Record) **rules.Value { return &r.Source },
-	"attributed_scope":   func(r *rules.Record) **rules.Value { return &r.AttributedScope },
-	"history_scope":      func(r *rules.Record) **rules.Value { return &r.HistoryScope },
-	"storage_scope":      func(r *rules.Record) **rules.Value { return &r.StorageScope },
-	"group_id":           func(r *rules.Record) **rules.Value { return &r.GroupID },
-	"episode_group_ids":  func(r *rules.Record) **rules.Value { return &r.EpisodeGroupIDs },
-	"endpoint_group_ids": func(r *rules.Record) **rules.Value { return &r.EndpointGroupIDs },
-	"origin_claim_id":    func(r *rules.Record) **rules.Value { return &r.OriginClaimID },
-	"origin_scope":       func(r *rules.Record) **rules.Value { return &r.OriginScope },
+// factField is the fact a record member's name fills, nil for every other member (scope keys and
+// content are read separately).
+func factField(r *rules.Record, name string) **rules.Value {
+	switch name {
+	case "replaced_by":
+		return &r.ReplacedBy
+	case "superseded_by":
+		return &r.SupersededBy
+	case "is_deleted":
+		return &r.IsDeleted
+	case "invalid_at":
+		return &r.InvalidAt
+	case "expired_at":
+		return &r.ExpiredAt
+	case "lifecycle_state":
+		return &r.LifecycleState
+	case "state":
+		return &r.State
+	case "shared":
+		return &r.Shared
+	case "sharing":
+		return &r.Sharing
+	case "is_template":
+		return &r.IsTemplate
+	case "template_id":
+		return &r.TemplateID
+	case "base_template_id":
+		return &r.BaseTemplateID
+	case "source_passage":
+		return &r.SourcePassage
+	case "file_id":
+		return &r.FileID
+	case "record_class":
+		return &r.RecordClass
+	case "source":
+		return &r.Source
+	case "attributed_scope":
+		return &r.AttributedScope
+	case "history_scope":
+		return &r.HistoryScope
+	case "storage_scope":
+		return &r.StorageScope
+	case "group_id":
+		return &r.GroupID
+	case "episode_group_ids":
+		return &r.EpisodeGroupIDs
+	case "endpoint_group_ids":
+		return &r.EndpointGroupIDs
+	case "origin_claim_id":
+		return &r.OriginClaimID
+	case "origin_scope":
+		return &r.OriginScope
+	}
+	return nil
 }
 
-// metaFields are the facts read inside a record's metadata object (M1 at metadata level).
-var metaFields = map[string]func(*rules.Record) **rules.Value{
-	"shared":  func(r *rules.Record) **rules.Value { return &r.MetaShared },
-	"sharing": func(r *rules.Record) **rules.Value { return &r.MetaSharing },
+// metaField is the fact a member of a record's metadata object fills (M1 at metadata level).
+func metaField(r *rules.Record, name string) **rules.Value {
+	switch name {
+	case "shared":
+		return &r.MetaShared
+	case "sharing":
+		return &r.MetaSharing
+	}
+	return nil
 }
+
+// factNames are the member names factField knows.
+var factNames = []string{"replaced_by", "superseded_by", "is_deleted", "invalid_at", "expired_at", "lifecycle_state", "state", "shared", "sharing", "is_template", "template_id", "base_template_id", "source_passage", "file_id", "record_class", "source", "attributed_scope", "history_scope", "storage_scope", "group_id", "episode_group_ids", "endpoint_group_ids", "origin_claim_id", "origin_scope"}
 
 // absentValue is the one, read-only, absent member every record shares.
 var absentValue = &rules.Value{Kind: kindNames[kAbsent]}
@@ -332,71 +403,113 @@ var absentValue = &rules.Value{Kind: kindNames[kAbsent]}
 // absentRecord is a record whose every fact is an absent member.
 var absentRecord = func() rules.Record {
 	var r rules.Record
-	for _, table := range []map[string]func(*rules.Record) **rules.Value{factFields, metaFields} {
-		for _, f := range table {
-			*f(&r) = absentValue
-		}
+	for _, n := range factNames {
+		*factField(&r, n) = absentValue
+	}
+	for _, n := range []string{"shared", "sharing"} {
+		*metaField(&r, n) = absentValue
 	}
 	return r
 }()
 
+// arena holds the facts of one export's records: every present member's Value, and the string
+// entries of every Value's Strs. Both are sized up front (factCount) and never grow, so the
+// pointers into them stay valid.
+type arena struct {
+	vals []rules.Value
+	strs []string
+}
+
 // recordFacts reduces a record's members to typed values for the rules, in one pass, writing into
-// the record's own facts. Present members are stored in arena, which has room for every member of
-// the export (its capacity is never exceeded, so the pointers stay valid).
-func recordFacts(f *rules.Record, r *jval, arena *[]rules.Value) {
+// the record's own facts.
+func recordFacts(f *rules.Record, r *jval, ar *arena) {
 	*f = absentRecord
-	put := func(v *jval) *rules.Value {
-		*arena = append(*arena, valueOf(v))
-		return &(*arena)[len(*arena)-1]
-	}
 	for i := range r.obj {
 		m := &r.obj[i]
-		if set, ok := factFields[m.name]; ok {
-			*set(f) = put(&m.val)
+		if at := factField(f, m.name); at != nil {
+			*at = ar.put(&m.val)
 			continue
 		}
 		if m.name == "metadata" && m.val.kind == kObject {
 			for j := range m.val.obj {
-				if set, ok := metaFields[m.val.obj[j].name]; ok {
-					*set(f) = put(&m.val.obj[j].val)
+				if at := metaField(f, m.val.obj[j].name); at != nil {
+					*at = ar.put(&m.val.obj[j].val)
 				}
 			}
 		}
 	}
 }
 
-// memberCount bounds the number of facts an export's records can carry.
-func memberCount(recs []jval) int {
-	n := 0
-	for i := range recs {
-		n += len(recs[i].obj)
-		if md := recs[i].get("metadata"); md.kind == kObject {
-			n += len(md.obj)
+// factCount counts the members that become facts, and the string entries of their Strs.
+func factCount(recs []jval) (facts, strs int) {
+	count := func(v *jval) {
+		facts++
+		switch v.kind {
+		case kString:
+			strs++
+		case kArray:
+			for i := range v.arr {
+				if v.arr[i].kind == kString {
+					strs++
+				}
+			}
 		}
 	}
-	return n
+	var r rules.Record
+	for i := range recs {
+		for j := range recs[i].obj {
+			m := &recs[i].obj[j]
+			if factField(&r, m.name) != nil {
+				count(&m.val)
+			} else if m.name == "metadata" && m.val.kind == kObject {
+				for k := range m.val.obj {
+					if metaField(&r, m.val.obj[k].name) != nil {
+						count(&m.val.obj[k].val)
+					}
+				}
+			}
+		}
+	}
+	return facts, strs
 }
 
-// valueOf reduces one JSON value to a rules.Value ("set" as READINGS defines it).
-func valueOf(v *jval) rules.Value {
+// put reduces one JSON value to a rules.Value ("set" as READINGS defines it) in the arena.
+func (ar *arena) put(v *jval) *rules.Value {
 	out := rules.Value{Kind: kindNames[v.kind], Present: v.present()}
 	switch v.kind {
 	case kString:
 		out.Str, out.Set, out.Items = v.str, v.str != "", 1
-		out.Strs = []string{v.str}
+		at := len(ar.strs)
+		ar.strs = append(ar.strs, v.str)
+		out.Strs = ar.strs[at : at+1 : at+1]
 	case kBool:
 		out.Bool, out.Set, out.Items = v.b, v.b, 1
 	case kNumber:
 		out.Set, out.Items = true, 1
 	case kArray:
 		out.Set, out.Items = len(v.arr) > 0, int64(len(v.arr))
+		at := len(ar.strs)
 		for _, e := range v.arr {
 			if e.kind == kString {
-				out.Strs = append(out.Strs, e.str)
+				ar.strs = append(ar.strs, e.str)
 			}
+		}
+		if n := len(ar.strs); n > at {
+			out.Strs = ar.strs[at:n:n]
 		}
 	case kObject:
 		out.Set, out.Items = len(v.obj) > 0, 1
 	}
-	return out
+	ar.vals = append(ar.vals, out)
+	return &ar.vals[len(ar.vals)-1]
+}
+
+// release gives the export's buffers back; the export must not be used afterwards.
+func (x *export) release() {
+	if x == nil || x.b == nil {
+		return
+	}
+	x.b.internedS = x.interned
+	x.b.release()
+	x.b, x.records, x.interned = nil, nil, nil
 }

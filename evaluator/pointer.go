@@ -28,8 +28,22 @@ const (
 func (x *export) walk(i int, size int, anchor func(int) bool, trace *[]Step) bool {
 	start := &x.records[i]
 	cur := i
-	visited := map[int]int{i: 0}
-	path := []int{i}
+	// The path so far; a map indexes it only when it grows long (most chains are short).
+	var pathBuf [16]int
+	path := append(pathBuf[:0], i)
+	var visited map[int]int
+	seen := func(o int) (int, bool) {
+		if visited != nil {
+			at, ok := visited[o]
+			return at, ok
+		}
+		for at, j := range path {
+			if j == o {
+				return at, true
+			}
+		}
+		return 0, false
+	}
 	note := func(to, outcome string) {
 		if trace != nil {
 			*trace = append(*trace, Step{From: x.records[cur].id, To: to, Outcome: outcome})
@@ -76,7 +90,7 @@ func (x *export) walk(i int, size int, anchor func(int) bool, trace *[]Step) boo
 			note(ptr.str, walkNotString)
 			return false
 		}
-		if at, seen := visited[o]; seen {
+		if at, ok := seen(o); ok {
 			for _, j := range path[at:] {
 				if x.records[j].live && anchor(j) {
 					note(ptr.str, walkCycleAnchor)
@@ -87,7 +101,15 @@ func (x *export) walk(i int, size int, anchor func(int) bool, trace *[]Step) boo
 			return false
 		}
 		note(ptr.str, walkNext)
-		visited[o] = len(path)
+		if visited == nil && len(path) >= len(pathBuf) {
+			visited = make(map[int]int, 2*len(path))
+			for at, j := range path {
+				visited[j] = at
+			}
+		}
+		if visited != nil {
+			visited[o] = len(path)
+		}
 		path = append(path, o)
 		cur = o
 	}

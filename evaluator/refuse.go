@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"net/http"
+	"sync"
 
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
@@ -144,11 +145,19 @@ var checks = map[string]check{
 	},
 }
 
+// seenPool holds the maps the record checks remember ids in (a max-size export fills one with a
+// thousand ids on every request).
+var seenPool = sync.Pool{New: func() any { return map[string]bool{} }}
+
 // eachRecord lifts a per-record test into a rule that scans every record in array order.
 func eachRecord(fails func(ps *rules.ProgramSet, top, rec *jval, seen map[string]bool) bool) check {
 	return func(ps *rules.ProgramSet, top *jval) (bool, int) {
 		recs := top.get("records")
-		seen := map[string]bool{}
+		seen := seenPool.Get().(map[string]bool)
+		defer func() {
+			clear(seen)
+			seenPool.Put(seen)
+		}()
 		for i := range recs.arr {
 			if fails(ps, top, &recs.arr[i], seen) {
 				return true, i

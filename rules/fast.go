@@ -27,10 +27,11 @@ type fastPrograms struct {
 
 // The fused per-record programs.
 const (
-	fusedLive    = iota // [any liveness condition]
-	fusedPreds          // like recordPreds[:phase1]
-	fusedMarks          // like recordPreds[phase1:]
-	fusedApplies        // like conflicts
+	fusedLive      = iota // [any liveness condition]
+	fusedPreds            // like recordPreds[:phase1]
+	fusedMarks            // like recordPreds[phase1:]
+	fusedApplies          // like conflicts
+	fusedConflicts        // per sub-check: applies && conflict
 	numFused
 )
 
@@ -98,6 +99,11 @@ func (c *compiler) fuse(ps *ProgramSet) {
 		applies = append(applies, "("+cp.Applies.Expr.Text+")")
 	}
 	record(fusedApplies, markEnv, "conflicts", "["+strings.Join(applies, ", ")+"]")
+	var conflicts []string
+	for _, cp := range ps.conflicts {
+		conflicts = append(conflicts, "(("+cp.Applies.Expr.Text+") && ("+cp.Conflict.Expr.Text+"))")
+	}
+	record(fusedConflicts, markEnv, "conflict checks", "["+strings.Join(conflicts, ", ")+"]")
 
 	clEnv, err := cel.NewEnv(ext.NativeTypes(nativeTypeOptions()...),
 		cel.Variable("family", cel.StringType), cel.Variable("form", cel.StringType), cel.Variable("variant", cel.StringType),
@@ -211,14 +217,14 @@ func (ps *ProgramSet) evalFused(k int, a *RecordActivation, out []bool) bool {
 	if f.proj.whole {
 		return evalList(f.prg, a, out)
 	}
-	a.key = f.proj.key(a, a.key[:0])
-	if r, ok := a.memo[k].lookup(a.key); ok {
+	key := f.proj.key(a)
+	if r, ok := a.memo[k].lookup(key); ok {
 		copy(out, r)
 		return true
 	}
 	if !evalList(f.prg, a, out) {
 		return false
 	}
-	a.memo[k].store(a.key, out)
+	a.memo[k].store(key, out)
 	return true
 }

@@ -3,25 +3,65 @@ package rules
 import (
 	"encoding/binary"
 	"reflect"
+	"unsafe"
 
 	"cel.dev/cel-go/cel"
 	celast "cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/types"
 )
 
 // Memoization of the fused per-record programs. A fused program is a pure function of the record
 // facts it reads, of `live`, and of the predicate values it reads; family, form and variant are
 // fixed within one export. So two records of one export that agree on exactly those inputs get
 // the same result, and the second evaluation is a map lookup. The inputs are read off the checked
-// AST at load, so the key can never miss an input the program uses.
+// AST at load, down to the member of a Value a program selects (`record.invalid_at.set` reads one
+// bit, not the timestamp), so the key can never miss an input the program uses.
+//
+// When the AST shows that every string the program reads is only compared for equality (with
+// another input, with a literal, or with family/form/variant), the program's result cannot change
+// under a renaming of the strings that keeps equal strings equal, distinct strings distinct, and
+// leaves the literals alone. Such a program is keyed by the equality pattern of its strings: a
+// literal (or family, form, variant) verbatim, any other string by the order of its first
+// occurrence in the key. Records that differ only in their scope names then share one
+// evaluation.
+
+// The members of a Value a program may read, as bits of valueUse.subs.
+const (
+	subKind = 1 << iota
+	subPresent
+	subSet
+	subStr
+	subBool
+	subStrs
+	subItems
+	subAll = 1<<iota - 1
+)
+
+var valueSubs = map[string]uint8{"kind": subKind, "present": subPresent, "set": subSet, "str": subStr,
+	"bool": subBool, "strs": subStrs, "items": subItems}
+
+// fieldUse is one Record field a program reads: where it is, what it is, and for a *Value field
+// which of its members.
+type fieldUse struct {
+	index int
+	off   uintptr
+	kind  reflect.Kind
+	subs  uint8
+}
 
 // projection is the set of inputs one fused program reads.
 type projection struct {
-	fields []int // indices of Record fields the program selects
-	live   bool  // reads `live`
-	slots  []int // indices into recordPreds of the predicates it reads
+	fields []fieldUse // Record fields the program selects, in first-use order
+	live   bool       // reads `live`
+	slots  []int      // indices into recordPreds of the predicates it reads
 	// whole is true when the program uses `record` other than to select a field: its inputs
 	// are then the whole record, and it is not memoized.
 	whole bool
+	// canon is true when strings are compared for equality only; literals are the program's
+	// string literals, which keep their identity in the key.
+	canon    bool
+	literals map[string]bool
+	litLens  uint64 // bit n: a literal of n bytes exists (bit 63 also for every longer one)
 }
 
 var recordStruct = reflect.TypeOf(Record{})
@@ -39,24 +79,45 @@ var recordFieldIndex = func() map[string]int {
 
 // projectionOf reads the inputs of a checked program. slotIndex names the predicates.
 func projectionOf(ast *cel.Ast, slotIndex map[string]int) projection {
-	var p projection
-	seenField, seenSlot := map[int]bool{}, map[int]bool{}
+	p := projection{literals: map[string]bool{}}
+	at := map[int]int{} // Record field index -> index in p.fields
+	use := func(i int) *fieldUse {
+		if k, ok := at[i]; ok {
+			return &p.fields[k]
+		}
+		f := recordStruct.Field(i)
+		at[i] = len(p.fields)
+		p.fields = append(p.fields, fieldUse{index: i, off: f.Offset, kind: f.Type.Kind()})
+		return &p.fields[len(p.fields)-1]
+	}
+	seenSlot := map[int]bool{}
 	recordIdents, recordSelects := 0, 0
+	p.canon = true
 	for _, e := range celast.MatchDescendants(celast.NavigateAST(ast.NativeRep()), celast.AllMatcher()) {
 		switch e.Kind() {
 		case celast.SelectKind:
 			sel := e.AsSelect()
-			if sel.Operand().Kind() == celast.IdentKind && sel.Operand().AsIdent() == "record" {
-				recordSelects++
-				i, ok := recordFieldIndex[sel.FieldName()]
-				if !ok {
-					p.whole = true
-				}
-				if ok && !seenField[i] {
-					seenField[i] = true
-					p.fields = append(p.fields, i)
+			if sel.Operand().Kind() != celast.IdentKind || sel.Operand().AsIdent() != "record" {
+				break
+			}
+			recordSelects++
+			i, ok := recordFieldIndex[sel.FieldName()]
+			if !ok {
+				p.whole = true
+				break
+			}
+			f := use(i)
+			if f.kind != reflect.Pointer {
+				break
+			}
+			// A *Value field: which members are read. Anything but a member selection reads all.
+			sub := uint8(subAll)
+			if parent, ok := e.Parent(); ok && parent.Kind() == celast.SelectKind && !parent.AsSelect().IsTestOnly() {
+				if s, ok := valueSubs[parent.AsSelect().FieldName()]; ok {
+					sub = s
 				}
 			}
+			f.subs |= sub
 		case celast.IdentKind:
 			name := e.AsIdent()
 			if name == "record" {
@@ -69,6 +130,14 @@ func projectionOf(ast *cel.Ast, slotIndex map[string]int) projection {
 				seenSlot[i] = true
 				p.slots = append(p.slots, i)
 			}
+		case celast.LiteralKind:
+			if s, ok := e.AsLiteral().(types.String); ok {
+				p.literals[string(s)] = true
+				p.litLens |= 1 << min(len(s), 63)
+			}
+		}
+		if !equalityOnly(e) {
+			p.canon = false
 		}
 	}
 	if recordIdents != recordSelects {
@@ -77,37 +146,138 @@ func projectionOf(ast *cel.Ast, slotIndex map[string]int) projection {
 	return p
 }
 
-// key writes the projection of the activation's current record into buf.
-func (p *projection) key(a *RecordActivation, buf []byte) []byte {
-	rv := reflect.ValueOf(a.Record).Elem()
-	for _, i := range p.fields {
-		f := rv.Field(i)
-		switch f.Kind() {
+// equalityOnly reports whether node e, if it carries input strings, uses them only in equality:
+// a string operand of ==, != or `in`; a list of strings that is a comprehension's range, the
+// argument of size(), the right side of `in` or an operand of == / !=. Literals and lists of
+// literals are constants. Anything else (concatenation, ordering, functions on strings, a string
+// chosen by a conditional) makes the program keyed verbatim.
+func equalityOnly(e celast.NavigableExpr) bool {
+	t := e.Type()
+	isString := t.IsExactType(types.StringType)
+	isStrings := t.Kind() == types.ListKind && len(t.Parameters()) == 1 && t.Parameters()[0].IsExactType(types.StringType)
+	if !isString && !isStrings {
+		return true
+	}
+	switch e.Kind() {
+	case celast.LiteralKind:
+		return true
+	case celast.ListKind:
+		for _, el := range e.AsList().Elements() {
+			if el.Kind() != celast.LiteralKind {
+				return false
+			}
+		}
+		return true
+	}
+	parent, ok := e.Parent()
+	if !ok {
+		return false // the program's own value is a string: not a predicate
+	}
+	switch parent.Kind() {
+	case celast.CallKind:
+		call := parent.AsCall()
+		switch call.FunctionName() {
+		case "_==_", "_!=_":
+			return true
+		case "@in":
+			args := call.Args()
+			return (isString && args[0].ID() == e.ID()) || (isStrings && len(args) == 2 && args[1].ID() == e.ID())
+		case "size":
+			return isStrings
+		}
+	case celast.ComprehensionKind:
+		return isStrings && parent.AsComprehension().IterRange().ID() == e.ID() && !parent.AsComprehension().HasIterVar2()
+	}
+	return false
+}
+
+// keyState is the scratch of one key: the bytes and the strings met so far (canonical keys).
+type keyState struct {
+	buf  []byte
+	seen []string
+}
+
+// key writes the projection of the activation's current record into a.ks.buf.
+func (p *projection) key(a *RecordActivation) []byte {
+	ks := &a.ks
+	ks.buf, ks.seen = ks.buf[:0], ks.seen[:0]
+	base := unsafe.Pointer(a.Record)
+	for i := range p.fields {
+		f := &p.fields[i]
+		at := unsafe.Add(base, f.off)
+		switch f.kind {
 		case reflect.Bool:
-			buf = append(buf, boolByte(f.Bool()))
+			ks.buf = append(ks.buf, boolByte(*(*bool)(at)))
 		case reflect.Int64:
-			buf = binary.AppendVarint(buf, f.Int())
+			ks.buf = binary.AppendVarint(ks.buf, *(*int64)(at))
 		case reflect.String:
-			buf = appendString(buf, f.String())
+			p.str(a, *(*string)(at))
 		case reflect.Pointer:
-			v := f.Interface().(*Value)
-			buf = appendString(buf, v.Kind)
-			buf = append(buf, boolByte(v.Present), boolByte(v.Set), boolByte(v.Bool))
-			buf = appendString(buf, v.Str)
-			buf = binary.AppendVarint(buf, v.Items)
-			buf = binary.AppendUvarint(buf, uint64(len(v.Strs)))
-			for _, s := range v.Strs {
-				buf = appendString(buf, s)
+			v := *(**Value)(at)
+			if f.subs&subKind != 0 {
+				p.str(a, v.Kind)
+			}
+			if f.subs&subPresent != 0 {
+				ks.buf = append(ks.buf, boolByte(v.Present))
+			}
+			if f.subs&subSet != 0 {
+				ks.buf = append(ks.buf, boolByte(v.Set))
+			}
+			if f.subs&subBool != 0 {
+				ks.buf = append(ks.buf, boolByte(v.Bool))
+			}
+			if f.subs&subStr != 0 {
+				p.str(a, v.Str)
+			}
+			if f.subs&subItems != 0 {
+				ks.buf = binary.AppendVarint(ks.buf, v.Items)
+			}
+			if f.subs&subStrs != 0 {
+				ks.buf = binary.AppendUvarint(ks.buf, uint64(len(v.Strs)))
+				for _, s := range v.Strs {
+					p.str(a, s)
+				}
 			}
 		}
 	}
 	if p.live {
-		buf = append(buf, boolByte(a.Live))
+		ks.buf = append(ks.buf, boolByte(a.Live))
 	}
 	for _, i := range p.slots {
-		buf = append(buf, boolByte(a.vals[i]))
+		ks.buf = append(ks.buf, boolByte(a.vals[i]))
 	}
-	return buf
+	return ks.buf
+}
+
+// str writes one string of the key: verbatim, or by its equality pattern (canon).
+func (p *projection) str(a *RecordActivation, s string) {
+	ks := &a.ks
+	if !p.canon || p.literal(s) || s == a.Family || s == a.Form || s == a.Variant {
+		ks.buf = append(ks.buf, 'L')
+		ks.buf = appendString(ks.buf, s)
+		return
+	}
+	i := 0
+	for i < len(ks.seen) && ks.seen[i] != s {
+		i++
+	}
+	if i == len(ks.seen) {
+		ks.seen = append(ks.seen, s)
+	}
+	if i < 0x80 {
+		ks.buf = append(ks.buf, 'O', byte(i))
+	} else {
+		ks.buf = binary.AppendUvarint(append(ks.buf, 'O'), uint64(i))
+	}
+}
+
+// literal reports whether s is one of the program's string literals. Most strings a record
+// carries are not: their length alone says so, without hashing them.
+func (p *projection) literal(s string) bool {
+	if len(s) < 64 && p.litLens&(1<<len(s)) == 0 {
+		return false
+	}
+	return p.literals[s]
 }
 
 func boolByte(b bool) byte {

@@ -212,7 +212,7 @@ type RecordActivation struct {
 	index  map[string]int
 	ps     *ProgramSet
 	memo   [numFused]memo // this export's fused results, by input projection
-	key    []byte
+	ks     keyState
 }
 
 // NewRecordActivation returns an activation bound to this program set.
@@ -322,6 +322,27 @@ func (ps *ProgramSet) EvalApplies(a *RecordActivation) (uint32, error) {
 	return mask(out), nil
 }
 
+// EvalConflicts reports, as a bit mask over Conflicts(), which conflict sub-checks the current
+// record fails among those in applies (its EvalApplies mask).
+func (ps *ProgramSet) EvalConflicts(a *RecordActivation, applies uint32) (uint32, error) {
+	var buf [32]bool
+	out := buf[:len(ps.conflicts)]
+	if ps.evalFused(fusedConflicts, a, out) {
+		return mask(out) & applies, nil
+	}
+	for j, c := range ps.conflicts {
+		if applies&(1<<j) == 0 {
+			continue
+		}
+		b, err := c.Conflict.Bool(a)
+		if err != nil {
+			return 0, err
+		}
+		out[j] = b
+	}
+	return mask(out), nil
+}
+
 func mask(bs []bool) uint32 {
 	var m uint32
 	for j, b := range bs {
@@ -338,6 +359,10 @@ type ClusterActivation struct {
 	Obs     Observer
 	Cluster *Cluster
 	B5      bool
+	// memo holds the decisions already made for this export: the cluster programs are a pure
+	// function of the Cluster facts (and of family, form and variant, fixed in one export), so
+	// clusters with equal facts are decided once. Reuse one activation per export to use it.
+	memo map[Cluster]ClusterDecision
 }
 
 // ResolveName implements interpreter.Activation.
@@ -428,6 +453,24 @@ type ClusterDecision struct {
 // EvalCluster runs the cluster rules: forms, template_lineage, b5_runs, then the precedence in
 // order. It sets a.B5. A precedence with no rule that holds is a rule failure.
 func (ps *ProgramSet) EvalCluster(a *ClusterActivation) (ClusterDecision, error) {
+	a.B5 = false
+	if a.Obs == nil {
+		if d, ok := a.memo[*a.Cluster]; ok {
+			a.B5 = d.B5Runs
+			return d, nil
+		}
+	}
+	d, err := ps.evalCluster(a)
+	if err == nil && a.Obs == nil {
+		if a.memo == nil {
+			a.memo = map[Cluster]ClusterDecision{}
+		}
+		a.memo[*a.Cluster] = d
+	}
+	return d, err
+}
+
+func (ps *ProgramSet) evalCluster(a *ClusterActivation) (ClusterDecision, error) {
 	var d ClusterDecision
 	var buf [64]bool
 	vals := buf[:3+len(ps.precedence)]

@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -62,6 +63,66 @@ type Engine interface {
 	Precheck(body []byte, now time.Time) (any, *Refusal, error)
 	// Audit computes the report; it reads clock when the check has ended (the check-end time).
 	Audit(body []byte, clock func() time.Time) (*AuditResult, *Refusal, error)
+}
+
+// Preparer is an Engine that decodes an export once per request: Prepare validates and decodes
+// the body, and the Prepared answers the pre-check, the audit and the caller member from that one
+// decode. The server uses it when its Engine implements it.
+type Preparer interface {
+	Prepare(body []byte) (Prepared, *Refusal, error)
+}
+
+// Prepared is one export decoded by a Preparer, used by one request.
+type Prepared interface {
+	// Precheck resolves assessability (no factor computed).
+	Precheck(now time.Time) (any, error)
+	// Audit computes the report; it reads clock when the check has ended. It is called once.
+	Audit(clock func() time.Time) (*AuditResult, error)
+	// Caller is the export's top-level caller member as freetier.CallerFromBody reads it.
+	Caller() (string, error)
+}
+
+// release lets a Prepared that can give its memory back do so (it must not be used afterwards).
+func release(p Prepared) {
+	if r, ok := p.(interface{ Release() }); ok {
+		r.Release()
+	}
+}
+
+// prepared adapts an Engine without Prepare: each answer decodes the body again.
+type prepared struct {
+	e    Engine
+	body []byte
+}
+
+func (p prepared) Precheck(now time.Time) (any, error) {
+	res, ref, err := p.e.Precheck(p.body, now)
+	if err == nil && ref != nil {
+		err = errors.New("engine refused a body it had accepted")
+	}
+	return res, err
+}
+
+func (p prepared) Audit(clock func() time.Time) (*AuditResult, error) {
+	res, ref, err := p.e.Audit(p.body, clock)
+	if err == nil && (ref != nil || res == nil) {
+		err = errors.New("engine refused a body it had accepted")
+	}
+	return res, err
+}
+
+func (p prepared) Caller() (string, error) { return freetier.CallerFromBody(p.body) }
+
+// prepare decodes the export once (Preparer), or checks it and keeps the body for an Engine that
+// cannot (a refusal or rule failure is found before anything else happens either way).
+func (s *Server) prepare(body []byte, now time.Time) (Prepared, *Refusal, error) {
+	if p, ok := s.cfg.Engine.(Preparer); ok {
+		return p.Prepare(body)
+	}
+	if _, ref, err := s.cfg.Engine.Precheck(body, now); err != nil || ref != nil {
+		return nil, ref, err
+	}
+	return prepared{e: s.cfg.Engine, body: body}, nil, nil
 }
 
 // Config wires a Server.
@@ -124,7 +185,10 @@ type Server struct {
 	etag     string
 	ready    *readiness
 	inflight *limit.Inflight
-	unpaid   *limit.Budget
+	// evalSlots bounds the exports being decoded, evaluated or signed at once to the number of
+	// CPUs: a request waiting for a slot holds its body only, never a decoded export.
+	evalSlots chan struct{}
+	unpaid    *limit.Budget
 	// prover and proofBudget check sign-in-with-x proofs of caller wallets (caller.go).
 	prover      *siwx.Prover
 	proofBudget *siwx.Budget
@@ -164,6 +228,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, gate: &freetier.Gate{Store: cfg.Store, Limits: store.FreeLimits{PerDay: perDay, MinInterval: minInterval}, Now: cfg.Now}}
 	s.ready = newReadiness(cfg.Store, 2*time.Second)
 	s.inflight = limit.NewInflight(cfg.MaxInflightAudits)
+	s.evalSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
 	s.unpaid = limit.NewBudget(cfg.UnpaidAuditsPerMinute, cfg.UnpaidAuditBurst, 100_000, cfg.Now)
 	if err := s.renderCriteria(); err != nil {
 		return nil, err
@@ -292,7 +357,7 @@ func (s *Server) readBody(c echo.Context) ([]byte, error) {
 	if cl := c.Request().ContentLength; cl > int64(limit) {
 		return nil, s.refuse(c, s.cfg.Engine.CheckBodySize(int(min(cl, int64(1)<<40))))
 	}
-	body, err := io.ReadAll(io.LimitReader(c.Request().Body, int64(limit)+1))
+	body, err := readAtMost(c.Request().Body, c.Request().ContentLength, limit+1)
 	if err != nil {
 		// One static answer, and the request ends here: nothing is consumed.
 		c.Set(keyRule, "body_unreadable")
@@ -305,6 +370,60 @@ func (s *Server) readBody(c echo.Context) ([]byte, error) {
 		return nil, s.refuse(c, ref)
 	}
 	return body, nil
+}
+
+// slot is one held evaluation slot; release is idempotent.
+type slot struct{ s *Server }
+
+// evalSlot waits for an evaluation slot, or for the request to end (then it answers a fast 503).
+func (s *Server) evalSlot(c echo.Context) (*slot, error) {
+	select {
+	case s.evalSlots <- struct{}{}:
+		return &slot{s: s}, nil
+	case <-c.Request().Context().Done():
+		c.Set(keyRule, "overloaded")
+		c.Response().Header().Set("Retry-After", "1")
+		if err := c.JSON(http.StatusServiceUnavailable, limitError(errOverloaded)); err != nil {
+			return nil, err
+		}
+		return nil, errAnswered
+	}
+}
+
+func (sl *slot) release() {
+	if sl != nil && sl.s != nil {
+		<-sl.s.evalSlots
+		sl.s = nil
+	}
+}
+
+// readAtMost reads r to its end or to n bytes. A declared length (cl >= 0) sizes the buffer once;
+// otherwise it grows as the body arrives.
+func readAtMost(r io.Reader, cl int64, n int) ([]byte, error) {
+	if cl < 0 || cl >= int64(n) {
+		return io.ReadAll(io.LimitReader(r, int64(n)))
+	}
+	buf := make([]byte, 0, cl+1) // one more byte than declared: a longer body is still caught
+	for {
+		m, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(buf) == cap(buf) {
+			if len(buf) >= n {
+				return buf[:n], nil
+			}
+			rest, err := io.ReadAll(io.LimitReader(r, int64(n-len(buf))))
+			if err != nil {
+				return nil, err
+			}
+			return append(buf, rest...), nil
+		}
+	}
 }
 
 // errAnswered marks a request whose response is already written.
@@ -337,14 +456,26 @@ func (s *Server) precheck(c echo.Context) error {
 	if err != nil {
 		return done(err)
 	}
-	res, ref, err := s.cfg.Engine.Precheck(body, s.cfg.Now())
+	sl, err := s.evalSlot(c)
+	if err != nil {
+		return done(err)
+	}
+	defer sl.release()
+	now := s.cfg.Now()
+	p, ref, err := s.prepare(body, now)
 	if err != nil {
 		return s.internal(c, "rule failed at run time")
 	}
 	if ref != nil {
 		return done(s.refuse(c, ref))
 	}
-	caller, err := freetier.CallerFromBody(body)
+	res, err := p.Precheck(now)
+	if err != nil {
+		return s.internal(c, "rule failed at run time")
+	}
+	caller, err := p.Caller()
+	release(p)
+	sl.release() // the proof and the allowance are store work
 	if err != nil {
 		return done(s.refuse(c, &Refusal{Rule: RuleCallerInvalid, Status: http.StatusBadRequest,
 			Body: map[string]any{"kind": "refusal", "rule": RuleCallerInvalid}}))
@@ -382,13 +513,21 @@ func (s *Server) audit(c echo.Context) error {
 	if err != nil {
 		return done(err)
 	}
+	sl, err := s.evalSlot(c)
+	if err != nil {
+		return done(err)
+	}
+	defer func() { sl.release() }()
 	now := s.cfg.Now()
-	// A malformed export is refused free, before any payment or house check.
-	if _, ref, err := s.cfg.Engine.Precheck(body, now); err != nil {
+	// A malformed export is refused free, before any payment or house check. The export is
+	// decoded here, once; the audit after the payment runs on this decode.
+	prep, ref, err := s.prepare(body, now)
+	if err != nil {
 		return s.internal(c, "rule failed at run time")
 	} else if ref != nil {
 		return done(s.refuse(c, ref))
 	}
+	defer release(prep) // when no audit runs (no payment, a bad house token)
 	house, err := s.house(c)
 	if err != nil {
 		return done(s.refuse(c, &Refusal{Rule: RuleHouseTokenInvalid, Status: http.StatusUnauthorized,
@@ -402,6 +541,7 @@ func (s *Server) audit(c echo.Context) error {
 		}
 	}()
 	if !house {
+		sl.release() // a payment is network work: the slot waits for it no more
 		pay, err = s.cfg.Payments.Require(c, Quote{Op: store.OpAudit, USDCUnits: s.cfg.Criteria.PriceUnits(),
 			Label: s.cfg.Criteria.PriceLabel(), Status: s.cfg.PriceStatus, CriteriaRevision: s.cfg.Criteria.Revision(),
 			ResourceURL: s.absURL(c, "/audit"), MCPTool: MCPTool(c.Request().Context()), Discovery: s.auditDiscovery(c),
@@ -413,18 +553,19 @@ func (s *Server) audit(c echo.Context) error {
 		if pay == nil {
 			return nil // Require answered (402 with the price)
 		}
+		// A verified payment is audited whatever happens to the request meanwhile.
+		s.evalSlots <- struct{}{}
+		sl = &slot{s: s}
 	}
-	res, ref, err := s.cfg.Engine.Audit(body, s.cfg.Now)
-	if err != nil || ref != nil || res == nil {
-		if ref != nil {
-			return done(s.refuse(c, ref))
-		}
+	res, err := prep.Audit(s.cfg.Now)
+	if err != nil || res == nil {
 		return s.internal(c, "rule failed at run time")
 	}
 	doc, err := s.cfg.Signer.Sign(res.Report)
 	if err != nil {
 		return s.internal(c, "signing failed")
 	}
+	sl.release() // the ledger write is store work
 	entry := store.LedgerEntry{Timestamp: now, Day: store.Day(now), CriteriaVersion: res.CriteriaRevision,
 		VerdictLine: res.VerdictLine, Op: store.OpAudit, UndeclaredClusters: res.Undeclared, House: house}
 	appendLedger := func(e store.LedgerEntry) (int64, error) {

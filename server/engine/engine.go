@@ -8,6 +8,7 @@ import (
 	"github.com/scopehygiene/scope-hygiene/evaluator"
 	"github.com/scopehygiene/scope-hygiene/rules"
 	"github.com/scopehygiene/scope-hygiene/server/api"
+	"github.com/scopehygiene/scope-hygiene/server/freetier"
 )
 
 // Engine runs one ProgramSet.
@@ -15,7 +16,10 @@ type Engine struct {
 	PS *rules.ProgramSet
 }
 
-var _ api.Engine = Engine{}
+var (
+	_ api.Engine   = Engine{}
+	_ api.Preparer = Engine{}
+)
 
 func refusal(r *evaluator.Refusal) *api.Refusal {
 	if r == nil {
@@ -45,8 +49,56 @@ func (e Engine) Audit(body []byte, clock func() time.Time) (*api.AuditResult, *a
 		return nil, refusal(ref), err
 	}
 	evaluator.Stamp(e.PS, rep, clock())
+	return auditResult(rep), nil, nil
+}
+
+// Prepare implements api.Preparer: the export is decoded and validated once, and the pre-check,
+// the audit and the caller member are answered from that decode.
+func (e Engine) Prepare(body []byte) (api.Prepared, *api.Refusal, error) {
+	p, ref, err := evaluator.Prepare(e.PS, body)
+	if err != nil || ref != nil {
+		return nil, refusal(ref), err
+	}
+	return prepared{ps: e.PS, p: p}, nil, nil
+}
+
+type prepared struct {
+	ps *rules.ProgramSet
+	p  *evaluator.Prepared
+}
+
+func (p prepared) Precheck(now time.Time) (any, error) { return p.p.Precheck(now), nil }
+
+// Release gives the export's buffers back when it will not be audited.
+func (p prepared) Release() { p.p.Release() }
+
+func (p prepared) Audit(clock func() time.Time) (*api.AuditResult, error) {
+	rep, err := p.p.Audit(time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	evaluator.Stamp(p.ps, rep, clock())
+	return auditResult(rep), nil
+}
+
+// Caller reads the top-level caller member as freetier.CallerFromBody does (null means absent).
+func (p prepared) Caller() (string, error) {
+	s, present, isString := p.p.Caller()
+	if !present {
+		return "", nil
+	}
+	if !isString {
+		return "", freetier.ErrInvalidCaller
+	}
+	if _, err := freetier.ParseCaller(s); err != nil {
+		return "", err
+	}
+	return s, nil
+}
+
+func auditResult(rep *evaluator.Report) *api.AuditResult {
 	return &api.AuditResult{Report: rep, VerdictLine: rep.VerdictLine, Undeclared: rep.UndeclaredCount(),
-		CriteriaRevision: rep.CriteriaRevision}, nil, nil
+		CriteriaRevision: rep.CriteriaRevision}
 }
 
 // Document is the published criteria document of ps (rules.ProgramSet.Document).

@@ -107,27 +107,6 @@ func Canonical(v any) ([]byte, error) {
 	return out, nil
 }
 
-// Sign returns the signed document of v: JCS(v ∪ {"signature": block}).
-func (s *Signer) Sign(v any) ([]byte, error) {
-	body, err := Canonical(v)
-	if err != nil {
-		return nil, err
-	}
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(body, &members); err != nil {
-		return nil, fmt.Errorf("sign: %w", ErrNotJSON)
-	}
-	if _, ok := members[Member]; ok {
-		return nil, errors.New("sign: result already has a signature member")
-	}
-	block, err := json.Marshal(Block{Alg: Alg, KeyID: s.id, Value: base64.StdEncoding.EncodeToString(ed25519.Sign(s.priv, body))})
-	if err != nil {
-		return nil, fmt.Errorf("sign: marshal block: %w", err)
-	}
-	members[Member] = block
-	return Canonical(members)
-}
-
 // Verify checks a signed document against pub. It fails unless doc is byte for byte the
 // canonical form a Signer produces and the signature verifies under pub.
 func Verify(doc []byte, pub ed25519.PublicKey) (Block, error) {

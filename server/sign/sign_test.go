@@ -1,13 +1,17 @@
 package sign
 
 import (
+	"bytes"
 	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/gowebpki/jcs"
 )
 
 func testSigner(t *testing.T) *Signer {
@@ -216,6 +220,90 @@ func TestParsePublicKey(t *testing.T) {
 			}
 			if err != nil || !got.Equal(tc.want) {
 				t.Fatalf("got %x, %v", got, err)
+			}
+		})
+	}
+}
+
+// signByRecanonicalizing is the reference construction of a signed document: canonicalize the
+// result, sign it, add the block and canonicalize the whole again.
+func signByRecanonicalizing(t *testing.T, priv ed25519.PrivateKey, v any) []byte {
+	t.Helper()
+	body, err := Canonical(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(body, &members); err != nil {
+		t.Fatal(err)
+	}
+	block, _ := json.Marshal(Block{Alg: Alg, KeyID: KeyID(priv.Public().(ed25519.PublicKey)),
+		Value: base64.StdEncoding.EncodeToString(ed25519.Sign(priv, body))})
+	members[Member] = block
+	out, err := Canonical(members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestSignSplicesCanonicalBytes: the spliced signature gives the bytes of the reference
+// construction, wherever "signature" sorts among the members (first, last, between, next to
+// names that sort differently in UTF-16 than in UTF-8), and a result that already has a
+// signature member is refused.
+func TestSignSplicesCanonicalBytes(t *testing.T) {
+	_, priv, _ := ed25519.GenerateKey(nil)
+	s := NewSigner(priv)
+	for name, v := range map[string]any{
+		"empty":        map[string]any{},
+		"only before":  map[string]any{"a": 1, "kind": "x"},
+		"only after":   map[string]any{"z": []any{1, "<&>"}, "t": map[string]any{"signature": 1}},
+		"between":      map[string]any{"records": 3, "service": "s", "sig": true, "signaturf": nil, "verdict_line": "v"},
+		"prefix":       map[string]any{"signatur": 1, "signatures": 2},
+		"non-ascii":    map[string]any{"\U0001F600": 1, "\uFF61": 2, "é": 3, "s": "\u2028"},
+		"tricky":       map[string]any{"a\"b": "},\"{[", "s": "x\\\"y", "sh": []any{1, map[string]any{"a": "]"}}, "t": -1.5, "u": nil},
+		"escaped name": map[string]any{"a": 1, "sig\u0001": 2, "z": 3},
+		"report":       map[string]any{"kind": "audit_report", "factors": map[string]any{"b": 1, "a": 2}, "check_end": "2026-01-01T00:00:00Z"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := s.Sign(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := signByRecanonicalizing(t, priv, v); !bytes.Equal(got, want) {
+				t.Fatalf("spliced:\n%s\nreference:\n%s", got, want)
+			}
+			if _, err := Verify(got, priv.Public().(ed25519.PublicKey)); err != nil {
+				t.Fatalf("verify: %v", err)
+			}
+		})
+	}
+	if _, err := s.Sign(map[string]any{"a": 1, "signature": "forged"}); err == nil {
+		t.Fatal("a result with a signature member was signed")
+	}
+}
+
+// TestCanonicalIsJCS: the signer's canonical gives the bytes of the JCS reference implementation
+// that Canonical and Verify use, for the escapes, orders and numbers a result may hold.
+func TestCanonicalIsJCS(t *testing.T) {
+	for name, v := range map[string]any{
+		"html and controls": map[string]any{"s": "<a href='x'>&amp;</a>\u0001\t\"\\/", "u": "\u2028\u2029\u007f\u00e9"},
+		"utf16 order":       map[string]any{"\U0001F600": 1, "\uFF61": 2, "\u00e9": 3, "e": 4, "": 5},
+		"numbers":           map[string]any{"a": []any{0, -1, 1e21, 1.5, 123456789012, 0.000001, 1e-7}},
+		"nested":            map[string]any{"b": map[string]any{"z": nil, "a": []any{true, false, map[string]any{}}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			raw, _ := json.Marshal(v)
+			want, err := jcs.Transform(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := canonical(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("canonical:\n%s\njcs:\n%s", got, want)
 			}
 		})
 	}

@@ -1,0 +1,146 @@
+package corpus_test
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/scopehygiene/scope-hygiene/evaluator"
+	"github.com/scopehygiene/scope-hygiene/gen"
+	"github.com/scopehygiene/scope-hygiene/rules"
+)
+
+// The max-size benchmarks (issue 12): one export per family at the published caps (gen.MaxSizeExport).
+// BenchmarkMaxSize/<family>/ratios interleaves, in every iteration, json.Unmarshal of the body into
+// `any`, the engine's whole audit and the oracle's whole audit, so that the three share the machine's
+// state and the ratios printed (engine/unmarshal, engine/oracle) are measured in one run. It also
+// reports the engine's allocations per record. The other sub-benchmarks time each one alone.
+// Ratios are of medians over the iterations.
+
+func maxSizeBodies(b testing.TB) map[string][]byte {
+	b.Helper()
+	out := map[string][]byte{}
+	for _, f := range gen.MaxSizeFamilies {
+		out[f] = gen.MaxSizeExport(f)
+	}
+	return out
+}
+
+func BenchmarkMaxSize(b *testing.B) {
+	ps, err := rules.Default()
+	if err != nil {
+		b.Fatal(err)
+	}
+	bodies := maxSizeBodies(b)
+	now := time.Now()
+	engine := func(body []byte) {
+		if _, ref, err := evaluator.Audit(ps, body, now); err != nil || ref != nil {
+			b.Fatal(err, ref)
+		}
+	}
+	oracle := func(body []byte) {
+		if _, err := gen.Expect(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+	unmarshal := func(body []byte) {
+		var v any
+		if err := json.Unmarshal(body, &v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, fam := range gen.MaxSizeFamilies {
+		body := bodies[fam]
+		b.Run(fam, func(b *testing.B) {
+			for _, one := range []struct {
+				name string
+				run  func([]byte)
+			}{{"unmarshal", unmarshal}, {"engine", engine}, {"oracle", oracle}} {
+				b.Run(one.name, func(b *testing.B) {
+					b.SetBytes(int64(len(body)))
+					b.ReportAllocs()
+					for i := 0; i < b.N; i++ {
+						one.run(body)
+					}
+				})
+			}
+			b.Run("ratios", func(b *testing.B) {
+				// Each iteration times the three in turn; the ratios are of the medians, so that
+				// a burst of other work on the machine during one phase does not decide them.
+				var tu, te, to []time.Duration
+				for i := 0; i < b.N; i++ {
+					t0 := time.Now()
+					unmarshal(body)
+					t1 := time.Now()
+					engine(body)
+					t2 := time.Now()
+					oracle(body)
+					t3 := time.Now()
+					tu, te, to = append(tu, t1.Sub(t0)), append(te, t2.Sub(t1)), append(to, t3.Sub(t2))
+				}
+				b.StopTimer()
+				allocs := testing.AllocsPerRun(3, func() { engine(body) })
+				mu, me, mo := median(tu), median(te), median(to)
+				b.ReportMetric(float64(mu.Microseconds()), "unmarshal-µs")
+				b.ReportMetric(float64(me.Microseconds()), "engine-µs")
+				b.ReportMetric(float64(mo.Microseconds()), "oracle-µs")
+				b.ReportMetric(float64(me)/float64(mu), "engine/unmarshal")
+				b.ReportMetric(float64(me)/float64(mo), "engine/oracle")
+				b.ReportMetric(allocs/float64(gen.RecordsPerAuditCap), "allocs/record")
+			})
+		})
+	}
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// TestMaxSizeExports keeps the max-size inputs honest: each is at the caps, audited (not refused),
+// has clusters of every class, and the engine and the oracle read it the same way.
+func TestMaxSizeExports(t *testing.T) {
+	ps, err := rules.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for fam, body := range maxSizeBodies(t) {
+		t.Run(fam, func(t *testing.T) {
+			if n := len(body); n > ps.BodyCap() || n < ps.BodyCap()*95/100 {
+				t.Errorf("body is %d bytes, want just under the cap %d", n, ps.BodyCap())
+			}
+			rep, ref, err := evaluator.Audit(ps, body, time.Now())
+			if err != nil || ref != nil {
+				t.Fatalf("audit: %v %v", err, ref)
+			}
+			if rep.Records != gen.RecordsPerAuditCap {
+				t.Errorf("records = %d, want %d", rep.Records, gen.RecordsPerAuditCap)
+			}
+			if cl := rep.Factors.CrossScopeClusters.Clusters; cl != nil {
+				seen := map[string]int{}
+				for _, c := range *cl {
+					seen[c.DecidedBy]++
+				}
+				want := []string{"N4", "N3", "N2", "B1", "B2", "N1"}
+				if fam != "letta" {
+					want = append(want, "N5", "B5")
+				}
+				for _, id := range want {
+					if seen[id] == 0 {
+						t.Errorf("no cluster decided by %s (have %v)", id, seen)
+					}
+				}
+			} else {
+				t.Errorf("cross_scope_clusters is %s", rep.Factors.CrossScopeClusters.Status)
+			}
+			if fam == "zep_graphiti" && (rep.Factors.ScopeConflicts.Conflicts == nil || *rep.Factors.ScopeConflicts.Conflicts == 0) {
+				t.Errorf("zep export shows no scope conflicts")
+			}
+			if diffs := compareWithOracle(t, ps, body); len(diffs) > 0 {
+				t.Fatalf("engine and oracle disagree on the max-size %s export:\n%s", fam, renderDiffs(diffs))
+			}
+		})
+	}
+}

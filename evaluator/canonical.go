@@ -1,0 +1,385 @@
+package evaluator
+
+import (
+	"slices"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// AppendCanonical appends the report's RFC 8785 (JCS) canonical form: the bytes that marshalling it
+// with encoding/json and canonicalizing would give, written directly (members in JCS order,
+// strings escaped as JCS does), so that signing a report does not parse what it just wrote. The
+// tests hold it to the JCS reference on every report they make.
+func (r *Report) AppendCanonical(b []byte) []byte {
+	w := jcsWriter{b: b}
+	w.open('{')
+	w.str("check_end", r.CheckEnd)
+	w.key("coverage")
+	r.Coverage.canonical(&w)
+	w.str("criteria_digest", r.CriteriaDigest)
+	w.str("criteria_id", r.CriteriaID)
+	w.str("criteria_revision", r.CriteriaRevision)
+	w.key("factors")
+	r.Factors.canonical(&w)
+	w.str("family", r.Family)
+	w.str("form", r.Form)
+	w.str("honesty_line", r.HonestyLine)
+	w.str("kind", r.Kind)
+	w.int("live", r.Live)
+	w.str("op", r.Op)
+	w.int("records", r.Records)
+	w.str("scope_statement", r.ScopeStatement)
+	w.str("service", r.Service)
+	w.str("variant", r.Variant)
+	w.str("verdict_line", r.VerdictLine)
+	w.close('}')
+	return w.b
+}
+
+func (c *Coverage) canonical(w *jcsWriter) {
+	w.open('{')
+	w.int("b5_not_run", c.B5NotRun)
+	w.int("contested", c.Contested)
+	w.int("dangling_supersedes", c.DanglingSupersedes)
+	w.int("eligible", c.Eligible)
+	w.int("excluded_source_passages", c.ExcludedSourcePass)
+	w.int("excluded_templates", c.ExcludedTemplates)
+	w.key("m3_declared_absent")
+	w.intMap(c.M3DeclaredAbsent)
+	w.int("manifest_ignored", c.ManifestIgnored)
+	w.key("marked_share")
+	c.MarkedShare.canonical(w)
+	w.int("non_string_scope_values", c.NonStringScopeValues)
+	w.int("not_live", c.NotLive)
+	w.key("scope_keys")
+	w.strs(c.ScopeKeys)
+	w.str("scope_keys_source", c.ScopeKeysSource)
+	w.int("session_id_as_run_id", c.SessionIDAsRunID)
+	w.int("split_state", c.SplitState)
+	w.int("template_lineage", c.TemplateLineage)
+	w.close('}')
+}
+
+func (f *Factors) canonical(w *jcsWriter) {
+	w.open('{')
+	w.key("cross_scope_clusters")
+	f.CrossScopeClusters.canonical(w)
+	w.key("duplicates")
+	f.Duplicates.canonical(w)
+	w.key("scope_conflicts")
+	f.ScopeConflicts.canonical(w)
+	w.key("scope_presence")
+	f.ScopePresence.canonical(w)
+	w.key("unscoped_rate")
+	f.UnscopedRate.canonical(w)
+	w.close('}')
+}
+
+// canonical writes a rate; a nil rate is null (where it is not omitted).
+func (r *Rate) canonical(w *jcsWriter) {
+	if r == nil {
+		w.raw("null")
+		return
+	}
+	w.open('{')
+	w.int("denominator", r.Denominator)
+	w.int("numerator", r.Numerator)
+	w.strOmitEmpty("reason", r.Reason)
+	w.str("value", r.Value)
+	w.close('}')
+}
+
+func (f *ScopePresence) canonical(w *jcsWriter) {
+	w.open('{')
+	w.intp("distinct_scopes", f.DistinctScopes)
+	w.intp("eligible", f.Eligible)
+	if f.Rate != nil {
+		w.key("rate")
+		f.Rate.canonical(w)
+	}
+	w.strOmitEmpty("reason", f.Reason)
+	w.intp("scoped", f.Scoped)
+	w.str("status", f.Status)
+	w.close('}')
+}
+
+func (f *UnscopedRate) canonical(w *jcsWriter) {
+	w.open('{')
+	w.intp("eligible", f.Eligible)
+	if f.Rate != nil {
+		w.key("rate")
+		f.Rate.canonical(w)
+	}
+	w.strOmitEmpty("reason", f.Reason)
+	w.str("status", f.Status)
+	w.intp("unscoped", f.Unscoped)
+	w.close('}')
+}
+
+func (f *CrossScopeClusters) canonical(w *jcsWriter) {
+	w.open('{')
+	w.intp("ambiguous", f.Ambiguous)
+	w.intp("candidate", f.Candidate)
+	if f.Clusters != nil {
+		w.key("clusters")
+		if *f.Clusters == nil {
+			w.raw("null")
+		} else {
+			w.open('[')
+			for i := range *f.Clusters {
+				w.elem()
+				(*f.Clusters)[i].canonical(w)
+			}
+			w.close(']')
+		}
+	}
+	if f.MarkedShare != nil {
+		w.key("marked_share")
+		f.MarkedShare.canonical(w)
+	}
+	w.intp("marked_shared", f.MarkedShared)
+	w.strOmitEmpty("reason", f.Reason)
+	w.str("status", f.Status)
+	w.intp("template_lineage", f.TemplateLineage)
+	w.intp("undeclared", f.Undeclared)
+	w.close('}')
+}
+
+func (c *ClusterReport) canonical(w *jcsWriter) {
+	w.open('{')
+	w.str("classification", c.Classification)
+	w.int("cluster", c.Cluster)
+	w.str("decided_by", c.DecidedBy)
+	w.int("distinct_scopes", c.DistinctScopes)
+	w.intp("distinct_sources", c.DistinctSources)
+	w.key("members")
+	if c.Members == nil {
+		w.raw("null")
+	} else {
+		w.open('[')
+		for i := range c.Members {
+			m := &c.Members[i]
+			w.elem()
+			w.open('{')
+			w.bool("covered", m.Covered)
+			w.bool("global", m.Global)
+			w.str("id", m.ID)
+			w.str("scope", m.Scope)
+			w.close('}')
+		}
+		w.close(']')
+	}
+	w.strOmitEmpty("reason", c.Reason)
+	w.str("statement", c.Statement)
+	w.close('}')
+}
+
+func (f *ScopeConflicts) canonical(w *jcsWriter) {
+	w.open('{')
+	if len(f.BySubcheck) > 0 {
+		w.key("by_subcheck")
+		w.intMap(f.BySubcheck)
+	}
+	w.intp("conflicts", f.Conflicts)
+	w.strOmitEmpty("reason", f.Reason)
+	if len(f.Records) > 0 {
+		w.key("records")
+		w.open('{')
+		for _, k := range sortedKeys(f.Records) {
+			w.key(k)
+			w.strs(f.Records[k])
+		}
+		w.close('}')
+	}
+	if f.Referrals != nil {
+		w.key("referrals")
+		w.strs(*f.Referrals)
+	}
+	w.str("status", f.Status)
+	w.close('}')
+}
+
+func (f *Duplicates) canonical(w *jcsWriter) {
+	w.open('{')
+	if f.Clusters != nil {
+		w.key("clusters")
+		if *f.Clusters == nil {
+			w.raw("null")
+		} else {
+			w.open('[')
+			for i := range *f.Clusters {
+				d := &(*f.Clusters)[i]
+				w.elem()
+				w.open('{')
+				w.int("cluster", d.Cluster)
+				w.int("count", d.Count)
+				w.key("members")
+				w.strs(d.Members)
+				w.str("partition", d.Partition)
+				w.str("scope", d.Scope)
+				w.close('}')
+			}
+			w.close(']')
+		}
+	}
+	w.intp("excess", f.Excess)
+	w.intp("live", f.Live)
+	if f.Rate != nil {
+		w.key("rate")
+		f.Rate.canonical(w)
+	}
+	w.strOmitEmpty("reason", f.Reason)
+	w.str("status", f.Status)
+	w.close('}')
+}
+
+// jcsWriter writes JCS text: the caller names members in JCS order (by UTF-16 code units), and
+// the writer places the commas.
+type jcsWriter struct {
+	b     []byte
+	first bool // no member or element written yet in the innermost container
+}
+
+func (w *jcsWriter) open(c byte) { w.b, w.first = append(w.b, c), true }
+
+func (w *jcsWriter) close(c byte) { w.b, w.first = append(w.b, c), false }
+
+// elem starts an array element.
+func (w *jcsWriter) elem() {
+	if !w.first {
+		w.b = append(w.b, ',')
+	}
+	w.first = false
+}
+
+// key starts an object member.
+func (w *jcsWriter) key(name string) {
+	w.elem()
+	w.b = appendJCSString(w.b, name)
+	w.b = append(w.b, ':')
+}
+
+func (w *jcsWriter) raw(s string) { w.b = append(w.b, s...) }
+
+func (w *jcsWriter) str(name, v string) {
+	w.key(name)
+	w.b = appendJCSString(w.b, v)
+}
+
+func (w *jcsWriter) strOmitEmpty(name, v string) {
+	if v != "" {
+		w.str(name, v)
+	}
+}
+
+func (w *jcsWriter) int(name string, v int) {
+	w.key(name)
+	w.b = strconv.AppendInt(w.b, int64(v), 10)
+}
+
+func (w *jcsWriter) intp(name string, v *int) {
+	if v != nil {
+		w.int(name, *v)
+	}
+}
+
+func (w *jcsWriter) bool(name string, v bool) {
+	w.key(name)
+	w.b = strconv.AppendBool(w.b, v)
+}
+
+func (w *jcsWriter) strs(ss []string) {
+	if ss == nil {
+		w.raw("null")
+		return
+	}
+	w.open('[')
+	for _, s := range ss {
+		w.elem()
+		w.b = appendJCSString(w.b, s)
+	}
+	w.close(']')
+}
+
+func (w *jcsWriter) intMap(m map[string]int) {
+	if m == nil {
+		w.raw("null")
+		return
+	}
+	w.open('{')
+	for _, k := range sortedKeys(m) {
+		w.int(k, m[k])
+	}
+	w.close('}')
+}
+
+// sortedKeys are a map's keys in JCS order (UTF-16 code units).
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareUTF16)
+	return keys
+}
+
+func compareUTF16(a, b string) int {
+	for a != "" && b != "" {
+		ra, na := utf8.DecodeRuneInString(a)
+		rb, nb := utf8.DecodeRuneInString(b)
+		if ra != rb {
+			ua, ub := utf16Units(ra), utf16Units(rb)
+			for i := 0; i < len(ua) && i < len(ub); i++ {
+				if ua[i] != ub[i] {
+					return int(ua[i]) - int(ub[i])
+				}
+			}
+			return len(ua) - len(ub)
+		}
+		a, b = a[na:], b[nb:]
+	}
+	return len(a) - len(b)
+}
+
+func utf16Units(r rune) []uint16 {
+	if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError || r2 != utf8.RuneError {
+		return []uint16{uint16(r1), uint16(r2)}
+	}
+	return []uint16{uint16(r)}
+}
+
+// appendJCSString writes s as JCS does (ECMAScript JSON.stringify): quote, backslash and the
+// control characters escaped (the short forms where they exist, else \u00xx), everything else as
+// it is. s is valid UTF-8 (every string of a result comes from a validated body or the criteria).
+func appendJCSString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\b':
+			b = append(b, '\\', 'b')
+		case '\f':
+			b = append(b, '\\', 'f')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		start = i + 1
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

@@ -1,0 +1,100 @@
+package rules
+
+import (
+	"bytes"
+	"testing"
+
+	"cel.dev/cel-go/cel"
+)
+
+func str(s string) *Value {
+	return &Value{Kind: "string", Present: true, Set: s != "", Str: s, Strs: []string{s}, Items: 1}
+}
+
+func strs(ss ...string) *Value {
+	return &Value{Kind: "array", Present: true, Set: len(ss) > 0, Strs: ss, Items: int64(len(ss))}
+}
+
+var absentV = &Value{Kind: "absent"}
+
+// zepRecord is a record whose conflict fields name scopes.
+func zepRecord(group, attributed string, episodes ...string) *Record {
+	r := &Record{Scoped: true, ScopeString: group}
+	for _, f := range []**Value{&r.ReplacedBy, &r.SupersededBy, &r.IsDeleted, &r.InvalidAt, &r.ExpiredAt,
+		&r.LifecycleState, &r.State, &r.Shared, &r.Sharing, &r.MetaShared, &r.MetaSharing, &r.IsTemplate,
+		&r.TemplateID, &r.BaseTemplateID, &r.SourcePassage, &r.FileID, &r.RecordClass, &r.Source,
+		&r.AttributedScope, &r.HistoryScope, &r.StorageScope, &r.GroupID, &r.EpisodeGroupIDs,
+		&r.EndpointGroupIDs, &r.OriginClaimID, &r.OriginScope} {
+		*f = absentV
+	}
+	r.GroupID, r.AttributedScope, r.EpisodeGroupIDs = str(group), str(attributed), strs(episodes...)
+	return r
+}
+
+// TestMemoKeyByEqualityPattern: the fused conflict checks compare strings for equality only, so
+// records that differ only in the names of their scopes share a key, and records whose strings
+// are equal in a different pattern do not. A string equal to a literal of the program keeps its
+// identity.
+func TestMemoKeyByEqualityPattern(t *testing.T) {
+	ps, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &ps.fast.record[fusedConflicts].proj
+	if !p.canon || p.whole {
+		t.Fatalf("conflict checks: canon %v whole %v, want an equality-only projection", p.canon, p.whole)
+	}
+	a := ps.NewRecordActivation(Scope{Family: "zep_graphiti", Form: "full_text", Variant: "graphiti"})
+	key := func(r *Record) []byte {
+		a.Record = r
+		return append([]byte(nil), p.key(a)...)
+	}
+	same := key(zepRecord("g001", "g001", "g001", "g002"))
+	for name, tc := range map[string]struct {
+		r    *Record
+		want bool
+	}{
+		"renamed scopes":           {zepRecord("g107", "g107", "g107", "g009"), true},
+		"attributed elsewhere":     {zepRecord("g107", "g009", "g107", "g009"), false},
+		"episodes all own":         {zepRecord("g107", "g107", "g107", "g107"), false},
+		"scope equal to a literal": {zepRecord("string", "string", "string", "g002"), false},
+		"scope equal to family":    {zepRecord("zep_graphiti", "zep_graphiti", "zep_graphiti", "g002"), false},
+	} {
+		if got := bytes.Equal(key(tc.r), same); got != tc.want {
+			t.Errorf("%s: same key %v, want %v", name, got, tc.want)
+		}
+	}
+}
+
+// TestEqualityOnlyAnalysis: a program that does anything with a string but compare it for
+// equality is keyed verbatim.
+func TestEqualityOnlyAnalysis(t *testing.T) {
+	base, err := baseEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err = base.Extend(cel.Variable("record", cel.ObjectType(recordType)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for text, canon := range map[string]bool{
+		`record.group_id.str == record.attributed_scope.str`:                true,
+		`record.group_id.str in ["a", "b"]`:                                 true,
+		`record.episode_group_ids.strs.exists(g, g != record.group_id.str)`: true,
+		`size(record.episode_group_ids.strs) == 2`:                          true,
+		`record.group_id.str.startsWith("g")`:                               false,
+		`record.group_id.str < record.attributed_scope.str`:                 false,
+		`size(record.group_id.str) > 3`:                                     false,
+		`record.group_id.str + "x" == record.attributed_scope.str`:          false,
+		`(record.scoped ? record.group_id.str : "x") == record.source.str`:  false,
+		`record.episode_group_ids.strs.exists(g, g.endsWith("1"))`:          false,
+	} {
+		ast, iss := base.Compile(text)
+		if iss.Err() != nil {
+			t.Fatalf("%s: %v", text, iss.Err())
+		}
+		if got := projectionOf(ast, nil).canon; got != canon {
+			t.Errorf("%s: canon %v, want %v", text, got, canon)
+		}
+	}
+}

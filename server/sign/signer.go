@@ -1,0 +1,208 @@
+//go:build !(js && wasm)
+
+// The signing side. It is kept out of the WebAssembly build of the web page, which verifies only
+// (Verify, Message), so that the page's module does not carry it.
+
+package sign
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf16"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Canonicaler is a result that writes its own JCS form (the audit report does, so that signing it
+// does not parse what it just wrote).
+type Canonicaler interface {
+	AppendCanonical([]byte) []byte
+}
+
+// canonical is Canonical for signing: a Canonicaler writes its own form; any other value is
+// marshalled and canonicalized in place (RFC 8785 by jsontext: the bytes Canonical gives, which
+// Verify keeps checking with the JCS reference).
+func canonical(v any) ([]byte, error) {
+	if c, ok := v.(Canonicaler); ok {
+		out := c.AppendCanonical(nil)
+		if len(out) == 0 || out[0] != '{' {
+			return nil, fmt.Errorf("sign: %w", ErrNotJSON)
+		}
+		return out, nil
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("sign: marshal: %w", err)
+	}
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, fmt.Errorf("sign: %w", ErrNotJSON)
+	}
+	out := jsontext.Value(raw)
+	if err := out.Canonicalize(); err != nil {
+		return nil, errors.New("sign: canonicalize failed") // errors may quote input: keep them out
+	}
+	return out, nil
+}
+
+// Sign returns the signed document of v: JCS(v ∪ {"signature": block}). The canonical form of v
+// is produced once: it is the signed message, and the signature member is spliced into it at the
+// place JCS orders it (members sorted by their UTF-16 code units), which gives the same bytes as
+// canonicalizing the whole document again.
+func (s *Signer) Sign(v any) ([]byte, error) {
+	body, err := canonical(v)
+	if err != nil {
+		return nil, err
+	}
+	at, err := signatureOffset(body)
+	if err != nil {
+		return nil, err
+	}
+	sig := ed25519.Sign(s.priv, body)
+	// The block's strings (the algorithm, a key id of hex digits, standard base64) need no
+	// escaping in JCS, and its members are written in their canonical order.
+	member := `"` + Member + `":{"alg":"` + Alg + `","key_id":"` + s.id + `","value":"` +
+		base64.StdEncoding.EncodeToString(sig) + `"}`
+	out := make([]byte, 0, len(body)+len(member)+1)
+	out = append(out, body[:at]...)
+	if body[at-1] == '{' { // the signature sorts first
+		out = append(out, member...)
+		if body[at] != '}' {
+			out = append(out, ',')
+		}
+	} else { // after a member; body[at] is the ',' before the next one or the closing '}'
+		out = append(out, ',')
+		out = append(out, member...)
+	}
+	out = append(out, body[at:]...)
+	return out, nil
+}
+
+// signatureOffset returns where the signature member goes in a canonical object: just after the
+// opening brace when it sorts first, else just after the last member that sorts before it. It
+// fails when the object already has a signature member. Canonical text has no whitespace, so the
+// top-level members are found by a scan that skips strings and nested values; a member name with
+// an escape is left to the decoder.
+func signatureOffset(canon []byte) (int, error) {
+	if len(canon) < 2 || canon[0] != '{' {
+		return 0, fmt.Errorf("sign: %w", ErrNotJSON)
+	}
+	at, i := 1, 1
+	for i < len(canon) && canon[i] != '}' {
+		if canon[i] == ',' {
+			i++
+		}
+		end := skipString(canon, i)
+		if end < 0 || end >= len(canon) || canon[end] != ':' {
+			return signatureOffsetDecoded(canon)
+		}
+		raw := canon[i+1 : end-1]
+		if bytes.IndexByte(raw, '\\') >= 0 {
+			return signatureOffsetDecoded(canon)
+		}
+		if string(raw) == Member {
+			return 0, errors.New("sign: result already has a signature member")
+		}
+		if i = skipValue(canon, end+1); i < 0 {
+			return signatureOffsetDecoded(canon)
+		}
+		if !utf16Less(string(raw), Member) {
+			break
+		}
+		at = i
+	}
+	return at, nil
+}
+
+// skipString returns the index just after the string starting at b[i], or -1.
+func skipString(b []byte, i int) int {
+	if i >= len(b) || b[i] != '"' {
+		return -1
+	}
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// skipValue returns the index just after the value starting at b[i], or -1.
+func skipValue(b []byte, i int) int {
+	depth := 0
+	for i < len(b) {
+		switch b[i] {
+		case '"':
+			if i = skipString(b, i); i < 0 {
+				return -1
+			}
+			if depth == 0 {
+				return i
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i // the end of a scalar at the container's close
+			}
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		case ',':
+			if depth == 0 {
+				return i
+			}
+		}
+		i++
+	}
+	if depth == 0 {
+		return i
+	}
+	return -1
+}
+
+// signatureOffsetDecoded is signatureOffset by the JSON decoder.
+func signatureOffsetDecoded(canon []byte) (int, error) {
+	d := jsontext.NewDecoder(bytes.NewReader(canon))
+	if t, err := d.ReadToken(); err != nil || t.Kind() != '{' {
+		return 0, fmt.Errorf("sign: %w", ErrNotJSON)
+	}
+	at := int(d.InputOffset()) // after '{'
+	for d.PeekKind() != '}' {
+		t, err := d.ReadToken()
+		if err != nil {
+			return 0, fmt.Errorf("sign: %w", ErrNotJSON)
+		}
+		name := t.String()
+		if name == Member {
+			return 0, errors.New("sign: result already has a signature member")
+		}
+		if err := d.SkipValue(); err != nil {
+			return 0, fmt.Errorf("sign: %w", ErrNotJSON)
+		}
+		if !utf16Less(name, Member) {
+			break
+		}
+		at = int(d.InputOffset()) // after this member's value
+	}
+	return at, nil
+}
+
+// utf16Less orders member names as JCS does: by their UTF-16 code units.
+func utf16Less(a, b string) bool {
+	ua, ub := utf16.Encode([]rune(a)), utf16.Encode([]rune(b))
+	for i := 0; i < len(ua) && i < len(ub); i++ {
+		if ua[i] != ub[i] {
+			return ua[i] < ub[i]
+		}
+	}
+	return len(ua) < len(ub)
+}
