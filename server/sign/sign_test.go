@@ -298,7 +298,7 @@ func TestCanonicalIsJCS(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := canonical(v)
+			got, err := canonical(v, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -306,5 +306,53 @@ func TestCanonicalIsJCS(t *testing.T) {
 				t.Fatalf("canonical:\n%s\njcs:\n%s", got, want)
 			}
 		})
+	}
+}
+
+// canonicaler writes its own canonical form (as the audit report does) and remembers the buffer
+// it was given.
+type canonicaler struct {
+	v     any
+	given *byte
+}
+
+func (c *canonicaler) AppendCanonical(dst []byte) []byte {
+	if cap(dst) > 0 {
+		c.given = &dst[:1][0]
+	}
+	raw, _ := json.Marshal(c.v)
+	out, _ := jcs.Transform(raw)
+	return append(dst, out...)
+}
+
+// TestSignCanonicalerInPlace: a result that writes its own canonical form is signed into the
+// buffer it was written in once the size hint has seen one like it, and gives the reference bytes
+// whatever the hint (none, enough, too small), the member's place, and the goroutine that signs.
+func TestSignCanonicalerInPlace(t *testing.T) {
+	_, priv, _ := ed25519.GenerateKey(nil)
+	s := NewSigner(priv)
+	long := map[string]any{"kind": "audit_report", "a": bytes.Repeat([]byte("x"), 5000), "z": 1}
+	for i, v := range []any{
+		map[string]any{"b": 1},                 // no hint yet
+		map[string]any{"b": 2},                 // the hint fits: in place
+		long,                                   // the hint is too small: regrown
+		long,                                   // in place again
+		map[string]any{},                       // the member alone
+		map[string]any{"a": 1, "signaturf": 2}, // between two members
+	} {
+		c := &canonicaler{v: v}
+		u, err := s.Canonicalize(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan []byte)
+		go func() { done <- u.Sign() }()
+		got := <-done
+		if want := signByRecanonicalizing(t, priv, v); !bytes.Equal(got, want) {
+			t.Fatalf("%d: spliced:\n%s\nreference:\n%s", i, got, want)
+		}
+		if inPlace := c.given == &got[0]; (i == 1 || i == 3 || i == 4) != inPlace {
+			t.Fatalf("%d: signed in place %v", i, inPlace)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"unicode/utf16"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -23,12 +24,13 @@ type Canonicaler interface {
 	AppendCanonical([]byte) []byte
 }
 
-// canonical is Canonical for signing: a Canonicaler writes its own form; any other value is
-// marshalled and canonicalized in place (RFC 8785 by jsontext: the bytes Canonical gives, which
-// Verify keeps checking with the JCS reference).
-func canonical(v any) ([]byte, error) {
+// canonical is Canonical for signing: a Canonicaler writes its own form (into a buffer of about
+// the size hint, with room for the signature member, so that the signature is spliced in place);
+// any other value is marshalled and canonicalized in place (RFC 8785 by jsontext: the bytes
+// Canonical gives, which Verify keeps checking with the JCS reference).
+func canonical(v any, hint int) ([]byte, error) {
 	if c, ok := v.(Canonicaler); ok {
-		out := c.AppendCanonical(nil)
+		out := c.AppendCanonical(make([]byte, 0, hint))
 		if len(out) == 0 || out[0] != '{' {
 			return nil, fmt.Errorf("sign: %w", ErrNotJSON)
 		}
@@ -48,12 +50,30 @@ func canonical(v any) ([]byte, error) {
 	return out, nil
 }
 
-// Sign returns the signed document of v: JCS(v ∪ {"signature": block}). The canonical form of v
-// is produced once: it is the signed message, and the signature member is spliced into it at the
-// place JCS orders it (members sorted by their UTF-16 code units), which gives the same bytes as
-// canonicalizing the whole document again.
+// Sign returns the signed document of v: JCS(v ∪ {"signature": block}). It is Canonicalize
+// followed by Unsigned.Sign.
 func (s *Signer) Sign(v any) ([]byte, error) {
-	body, err := canonical(v)
+	u, err := s.Canonicalize(v)
+	if err != nil {
+		return nil, err
+	}
+	return u.Sign(), nil
+}
+
+// Unsigned is a result in canonical form, checked and ready to be signed: everything that can
+// fail about signing it has been done, so a caller can commit other work (a ledger row) before
+// the signature is computed, or while it is.
+type Unsigned struct {
+	s    *Signer
+	body []byte // the canonical form of the result, the signed message
+	at   int    // where the signature member goes in body
+}
+
+// Canonicalize produces the canonical form of v once (it is the signed message) and finds where
+// the signature member goes: the place JCS orders it (members sorted by their UTF-16 code units),
+// which gives the same bytes as canonicalizing the whole signed document again.
+func (s *Signer) Canonicalize(v any) (*Unsigned, error) {
+	body, err := canonical(v, int(s.hint.Load())+s.memberLen()+1)
 	if err != nil {
 		return nil, err
 	}
@@ -61,24 +81,46 @@ func (s *Signer) Sign(v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	sig := ed25519.Sign(s.priv, body)
-	// The block's strings (the algorithm, a key id of hex digits, standard base64) need no
-	// escaping in JCS, and its members are written in their canonical order.
-	member := `"` + Member + `":{"alg":"` + Alg + `","key_id":"` + s.id + `","value":"` +
+	s.hint.Store(int64(len(body) + len(body)/8))
+	return &Unsigned{s: s, body: body, at: at}, nil
+}
+
+// memberLen is the length of the signature member this signer writes: its strings have fixed
+// lengths (the key id, the base64 of 64 bytes).
+func (s *Signer) memberLen() int {
+	return len(s.member(make([]byte, ed25519.SignatureSize)))
+}
+
+// member is the signature member for sig. The block's strings (the algorithm, a key id of hex
+// digits, standard base64) need no escaping in JCS, and its members are written in their
+// canonical order.
+func (s *Signer) member(sig []byte) string {
+	return `"` + Member + `":{"alg":"` + Alg + `","key_id":"` + s.id + `","value":"` +
 		base64.StdEncoding.EncodeToString(sig) + `"}`
-	out := make([]byte, 0, len(body)+len(member)+1)
-	out = append(out, body[:at]...)
+}
+
+// Sign signs the canonical form and returns the signed document, spliced in place into the
+// canonical form's buffer (which it owns from here). It is called once, from any goroutine.
+func (u *Unsigned) Sign() []byte {
+	body, at := u.body, u.at
+	u.body = nil
+	sig := ed25519.Sign(u.s.priv, body)
+	member := u.s.member(sig)
+	var head, tail string // what goes before and after the member at body[at]
 	if body[at-1] == '{' { // the signature sorts first
-		out = append(out, member...)
 		if body[at] != '}' {
-			out = append(out, ',')
+			tail = ","
 		}
 	} else { // after a member; body[at] is the ',' before the next one or the closing '}'
-		out = append(out, ',')
-		out = append(out, member...)
+		head = ","
 	}
-	out = append(out, body[at:]...)
-	return out, nil
+	n := len(head) + len(member) + len(tail)
+	out := slices.Grow(body, n)[:len(body)+n] // in place when the hint left room
+	copy(out[at+n:], body[at:])
+	copy(out[at:], head)
+	copy(out[at+len(head):], member)
+	copy(out[at+len(head)+len(member):], tail)
+	return out
 }
 
 // signatureOffset returns where the signature member goes in a canonical object: just after the
