@@ -397,6 +397,14 @@ func (sl *slot) release() {
 	}
 }
 
+// handOff gives the held slot to another goroutine, which must release it by receiving from the
+// returned channel; sl holds nothing afterwards.
+func (sl *slot) handOff() chan struct{} {
+	ch := sl.s.evalSlots
+	sl.s = nil
+	return ch
+}
+
 // readAtMost reads r to its end or to n bytes. A declared length (cl >= 0) sizes the buffer once;
 // otherwise it grows as the body arrives.
 func readAtMost(r io.Reader, cl int64, n int) ([]byte, error) {
@@ -561,11 +569,17 @@ func (s *Server) audit(c echo.Context) error {
 	if err != nil || res == nil {
 		return s.internal(c, "rule failed at run time")
 	}
-	doc, err := s.cfg.Signer.Sign(res.Report)
+	// Everything about signing that can fail happens before the ledger row (or the settlement);
+	// the signature itself cannot fail, and is computed while the row commits.
+	unsigned, err := s.cfg.Signer.Canonicalize(res.Report)
 	if err != nil {
 		return s.internal(c, "signing failed")
 	}
-	sl.release() // the ledger write is store work
+	signed := make(chan []byte, 1)
+	go func(slot chan struct{}) { // the signature is evaluation work: it keeps the slot
+		defer func() { <-slot }()
+		signed <- unsigned.Sign()
+	}(sl.handOff())
 	entry := store.LedgerEntry{Timestamp: now, Day: store.Day(now), CriteriaVersion: res.CriteriaRevision,
 		VerdictLine: res.VerdictLine, Op: store.OpAudit, UndeclaredClusters: res.Undeclared, House: house}
 	appendLedger := func(e store.LedgerEntry) (int64, error) {
@@ -582,6 +596,7 @@ func (s *Server) audit(c echo.Context) error {
 	if err != nil {
 		return s.storeFailed(c, "ledger write failed", err)
 	}
+	doc := <-signed
 	s.countResult(store.OpAudit, payer)
 	if err := c.Blob(http.StatusOK, echo.MIMEApplicationJSON, doc); err != nil {
 		return err // not delivered (a timeout answered, the client left): the payer may resume

@@ -69,7 +69,7 @@ func (s *Server) mount(e *echo.Echo, get func(string, echo.HandlerFunc)) error {
 			cfg.Payments = NoPayments{}
 		}
 		perDay, minInterval := m.Criteria.FreeTier()
-		sub := &Server{cfg: cfg, e: e, ready: s.ready, inflight: s.inflight, unpaid: s.unpaid, prover: s.prover, proofBudget: s.proofBudget,
+		sub := &Server{cfg: cfg, e: e, ready: s.ready, inflight: s.inflight, evalSlots: s.evalSlots, unpaid: s.unpaid, prover: s.prover, proofBudget: s.proofBudget,
 			gate: &freetier.Gate{Store: cfg.Store, Limits: store.FreeLimits{PerDay: perDay, MinInterval: minInterval, Uncounted: true}, Now: cfg.Now, Scope: m.Criteria.ID()}}
 		if err := sub.renderCriteria(); err != nil {
 			return err

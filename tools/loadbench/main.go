@@ -59,6 +59,7 @@ type options struct {
 	duration time.Duration
 	levels   []int
 	routes   []string
+	memLimit int // the server's -memory-limit-mb (0: none)
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -69,6 +70,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.stores, "stores", "sqlite,sqlite-tmpfs,postgres", "stores to run: sqlite (on disk, synchronous=FULL), sqlite-tmpfs (no durable write), postgres")
 	fs.StringVar(&o.pgDSN, "pg", os.Getenv("SCOPE_HYGIENE_PG_DSN"), "PostgreSQL DSN (env SCOPE_HYGIENE_PG_DSN); a schema of its own is created and dropped")
 	fs.DurationVar(&o.duration, "d", 5*time.Second, "time per route and concurrency level")
+	fs.IntVar(&o.memLimit, "memory-limit-mb", 0, "the server's -memory-limit-mb, its soft memory limit in MiB (0: none, as shipped)")
 	levels := fs.String("c", "1,8,32", "concurrency levels")
 	routes := fs.String("routes", "/audit,/precheck", "routes")
 	if err := fs.Parse(args); err != nil {
@@ -96,6 +98,7 @@ type result struct {
 	c            int
 	n, failed    int
 	peakRSS      int64 // the server's resident set, sampled during this load
+	peakAnon     int64 // its anonymous part (the Go runtime's memory; the rest is the binary's pages)
 	rate         float64
 	p50, p99     time.Duration
 }
@@ -170,8 +173,9 @@ func bench(o options, stdout, stderr io.Writer) error {
 		}
 		m := mems[r.store]
 		fmt.Fprintf(stdout, "%s: peak RSS during /audit at concurrency %d %.1f MB = %.1fx the bodies in flight (%d x %d bytes); "+
-			"%.1f MB over the %.1f MB at rest after the start = %.1fx; start's high-water mark %.1f MB\n",
+			"its anonymous part %.1f MB = %.1fx; %.1f MB over the %.1f MB at rest after the start = %.1fx; start's high-water mark %.1f MB\n",
 			r.store, maxC, float64(r.peakRSS)/1e6, float64(r.peakRSS)/float64(inFlight), maxC, avg,
+			float64(r.peakAnon)/1e6, float64(r.peakAnon)/float64(inFlight),
 			float64(r.peakRSS-m.idle)/1e6, float64(m.idle)/1e6, float64(r.peakRSS-m.idle)/float64(inFlight), float64(m.hwm)/1e6)
 	}
 	return nil
@@ -284,7 +288,7 @@ func runStore(o options, name, spec, dir string, bodies [][]byte, stderr io.Writ
 	}
 	cmd := exec.Command(o.bin, "serve", "-addr", addr, "-store", spec, "-key-file", filepath.Join(work, "key.pem"),
 		"-siwx-key-file", filepath.Join(work, "siwx.key"), "-trust-proxy", "-max-inflight-audits", "64",
-		"-request-timeout", "30s")
+		"-request-timeout", "30s", "-memory-limit-mb", strconv.Itoa(o.memLimit))
 	cmd.Dir = work
 	cmd.Env = append(os.Environ(), "SCOPE_HYGIENE_HOUSE_TOKEN="+token, "SCOPE_HYGIENE_LOG_LEVEL=warn")
 	var logs bytes.Buffer
@@ -334,16 +338,16 @@ func runStore(o options, name, spec, dir string, bodies [][]byte, stderr io.Writ
 			// The resident set is sampled while the load runs: the peak under this load, not
 			// the start's high-water mark (the corpus re-pass at start is measured apart).
 			stop := make(chan struct{})
-			peak := make(chan int64, 1)
+			peak := make(chan [2]int64, 1)
 			go func() {
-				var p int64
+				var p, a int64
 				t := time.NewTicker(20 * time.Millisecond)
 				defer t.Stop()
 				for {
-					p = max(p, rss(pid, "VmRSS:"))
+					p, a = max(p, rss(pid, "VmRSS:")), max(a, rss(pid, "RssAnon:"))
 					select {
 					case <-stop:
-						peak <- p
+						peak <- [2]int64{p, a}
 						return
 					case <-t.C:
 					}
@@ -351,7 +355,8 @@ func runStore(o options, name, spec, dir string, bodies [][]byte, stderr io.Writ
 			}()
 			r := load(client, base, route, token, c, o.duration, bodies, &seq)
 			close(stop)
-			r.store, r.peakRSS = name, <-peak
+			pk := <-peak
+			r.store, r.peakRSS, r.peakAnon = name, pk[0], pk[1]
 			fmt.Fprintf(stderr, "%s %s c=%d: %.1f req/s\n", name, route, c, r.rate)
 			out = append(out, r)
 		}
@@ -436,7 +441,8 @@ func load(client *http.Client, base, route, token string, c int, d time.Duration
 	return r
 }
 
-// rss reads one memory line of /proc/<pid>/status (VmRSS:, VmHWM:) in bytes, 0 when unknown.
+// rss reads one memory line of /proc/<pid>/status (VmRSS:, RssAnon:, VmHWM:) in bytes, 0 when
+// unknown.
 func rss(pid int, field string) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {

@@ -33,8 +33,10 @@ type config struct {
 	TrustProxy       bool
 	LogLevel         string
 	// Limits of the service (docs/api.md, Limits).
-	MaxConns              int
-	MaxInflightAudits     int
+	MaxConns          int
+	MaxInflightAudits int
+	// MemoryLimitMB is the Go runtime's soft memory limit in MiB (0: none set here).
+	MemoryLimitMB         int
 	UnpaidAuditsPerMinute int
 	UnpaidAuditBurst      int
 	StoreRetryAfter       time.Duration
@@ -111,6 +113,7 @@ func serveFlags(fs *flag.FlagSet, c *config, getenv func(string) string) error {
 	}
 	integer(&c.MaxConns, "max-conns", 0, "cap on open connections; at the cap the longest-idle connection is closed, or a new one gets 503 (0: the descriptor limit less 64)")
 	integer(&c.MaxInflightAudits, "max-inflight-audits", api.DefaultMaxInflightAudits, "cap on concurrent /audit requests; past it a fast 503 with Retry-After")
+	integer(&c.MemoryLimitMB, "memory-limit-mb", 0, "soft limit in MiB of the memory the Go runtime holds (heap, stacks; not the binary's own pages): near it the collector runs more often, so the process stays within a container's memory; 0: none (GOMEMLIMIT still applies)")
 	integer(&c.UnpaidAuditsPerMinute, "unpaid-audits-per-minute", 120, "per client address: /audit calls without payment or house token per minute (0: no budget)")
 	integer(&c.UnpaidAuditBurst, "unpaid-audit-burst", 60, "per client address: unpaid /audit calls allowed at once")
 	dur(&c.StoreRetryAfter, "store-retry-after", api.DefaultRetryAfter, "Retry-After of a 503 when the store fails")

@@ -11,7 +11,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -77,6 +79,9 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 	if err != nil {
 		return err
 	}
+	if c.MemoryLimitMB > 0 {
+		debug.SetMemoryLimit(int64(c.MemoryLimitMB) << 20)
+	}
 	// The store first: one that does not answer fails the start within seconds.
 	st, err := openStore(ctx, c.Store)
 	if err != nil {
@@ -102,6 +107,12 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 	mounts, err := loadMounts(logger, splitList(c.StoppedRevisions))
 	if err != nil {
 		return err
+	}
+	// The corpus gates decoded every pinned case: give their garbage back to the system now,
+	// once, rather than carry it as the resting heap (the runtime returns it only slowly).
+	debug.FreeOSMemory()
+	if err := dropStartPages(); err != nil {
+		logger.Debug("binary pages stay resident", "reason", "madvise_failed")
 	}
 	signer, created, err := sign.LoadOrCreateKey(c.KeyFile)
 	if err != nil {
@@ -177,7 +188,7 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 		go func() { errc <- ms.Serve(mln) }()
 		defer ms.Close()
 	}
-	logger.Info("limits", "max_conns", maxConns, "max_inflight_audits", c.MaxInflightAudits,
+	logger.Info("limits", "max_conns", maxConns, "max_inflight_audits", c.MaxInflightAudits, "memory_limit_mb", c.MemoryLimitMB,
 		"unpaid_audits_per_minute", c.UnpaidAuditsPerMinute, "unpaid_audit_burst", c.UnpaidAuditBurst)
 	if ready != nil {
 		ready <- ln.Addr().String()
@@ -240,15 +251,116 @@ func sweepAll(ctx context.Context, sw store.Sweeper, now time.Time, interval tim
 // timeoutBody is the static answer to a request that ran out of time.
 const timeoutBody = `{"kind":"error","error":"request timeout"}`
 
-// withTimeout bounds every request. net/http's TimeoutHandler writes its body with no content
-// type, so the JSON type is set on the outer writer first; a handler that finishes in time sets
-// its own, which replaces it.
+// withTimeout bounds every request: the handler's context ends after d, and a request that has
+// not begun its answer by then is answered with the static timeout body (503). Unlike
+// net/http's TimeoutHandler, which copies every body through a buffer of its own, the handler's
+// answer goes straight to the connection: a handler begins its answer when it writes, and from
+// then on the answer is its own (it still sees its context end at d). Every route here writes its
+// whole body in one write. The JSON type is set on the outer writer first, for the timeout body;
+// a handler's own content type replaces it.
 func withTimeout(h http.Handler, d time.Duration) http.Handler {
-	th := http.TimeoutHandler(h, d, timeoutBody)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		th.ServeHTTP(w, r)
+		ctx, cancel := context.WithTimeout(r.Context(), d)
+		defer cancel()
+		tw := &timeoutWriter{w: w, h: make(http.Header)}
+		done := make(chan struct{})
+		panicked := make(chan any, 1)
+		go func() {
+			defer func() {
+				if p := recover(); p != nil {
+					panicked <- p
+					return
+				}
+				close(done)
+			}()
+			h.ServeHTTP(tw, r.WithContext(ctx))
+		}()
+		select {
+		case p := <-panicked:
+			panic(p)
+		case <-done:
+			tw.finish()
+		case <-ctx.Done():
+			if tw.timeOut() {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = io.WriteString(w, timeoutBody)
+				return
+			}
+			// The answer has begun: it is the handler's to end (its context has ended).
+			select {
+			case p := <-panicked:
+				panic(p)
+			case <-done:
+				tw.finish()
+			}
+		}
 	})
+}
+
+// timeoutWriter is the handler's side of withTimeout: headers of its own until the answer begins,
+// then the connection itself; after a timeout, nothing.
+type timeoutWriter struct {
+	w        http.ResponseWriter
+	h        http.Header
+	mu       sync.Mutex
+	begun    bool // the status and headers went to w
+	timedOut bool // the timeout body went to w
+}
+
+func (tw *timeoutWriter) Header() http.Header { return tw.h }
+
+// begin sends the handler's headers and status; mu is held.
+func (tw *timeoutWriter) begin(code int) {
+	dst := tw.w.Header()
+	for k, vv := range tw.h {
+		dst[k] = vv
+	}
+	tw.begun = true
+	tw.w.WriteHeader(code)
+}
+
+func (tw *timeoutWriter) WriteHeader(code int) {
+	if code < 200 { // an informational status is not the answer
+		return
+	}
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if !tw.timedOut && !tw.begun {
+		tw.begin(code)
+	}
+}
+
+func (tw *timeoutWriter) Write(p []byte) (int, error) {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if tw.timedOut {
+		return 0, http.ErrHandlerTimeout
+	}
+	if !tw.begun {
+		tw.begin(http.StatusOK)
+	}
+	return tw.w.Write(p)
+}
+
+// finish begins an answer the handler ended without writing (status 200, its headers).
+func (tw *timeoutWriter) finish() {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if !tw.begun && !tw.timedOut {
+		tw.begin(http.StatusOK)
+	}
+}
+
+// timeOut marks the request timed out unless the answer has begun; it reports whether it did.
+func (tw *timeoutWriter) timeOut() bool {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if tw.begun {
+		return false
+	}
+	tw.timedOut = true
+	return true
 }
 
 // corpusFS is the corpus directory, or the corpus embedded in the binary.

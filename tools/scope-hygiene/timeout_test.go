@@ -29,3 +29,55 @@ func TestTimeoutAnswersStaticJSON(t *testing.T) {
 		t.Fatalf("a handler's own content type must win, got %q", rec.Header().Get("Content-Type"))
 	}
 }
+
+// TestTimeoutAnswerBegunIsTheHandlers: an answer begun before the deadline is the handler's to
+// end (its context ends at the deadline); a handler that had not begun gets the timeout body and
+// its later writes fail; a handler that writes nothing answers 200 with its own headers.
+func TestTimeoutAnswerBegunIsTheHandlers(t *testing.T) {
+	begun := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusAccepted)
+		<-r.Context().Done()
+		_, _ = w.Write([]byte("late"))
+	})
+	rec := httptest.NewRecorder()
+	withTimeout(begun, 20*time.Millisecond).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/audit", nil))
+	if rec.Code != http.StatusAccepted || rec.Body.String() != "late" || rec.Header().Get("Content-Type") != "text/plain" {
+		t.Fatalf("begun answer: %d %q %q", rec.Code, rec.Header().Get("Content-Type"), rec.Body.String())
+	}
+
+	wrote := make(chan error, 1)
+	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+		time.Sleep(10 * time.Millisecond) // the timeout body goes first
+		_, err := w.Write([]byte("too late"))
+		wrote <- err
+	})
+	rec = httptest.NewRecorder()
+	withTimeout(slow, 20*time.Millisecond).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/audit", nil))
+	if rec.Code != http.StatusServiceUnavailable || rec.Body.String() != timeoutBody {
+		t.Fatalf("timed out: %d %q", rec.Code, rec.Body.String())
+	}
+	if err := <-wrote; err != http.ErrHandlerTimeout {
+		t.Fatalf("a write after the timeout gave %v", err)
+	}
+
+	silent := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Header().Set("X-Seen", "1") })
+	rec = httptest.NewRecorder()
+	withTimeout(silent, time.Second).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/x", nil))
+	if rec.Code != http.StatusOK || rec.Header().Get("X-Seen") != "1" || rec.Body.Len() != 0 {
+		t.Fatalf("silent handler: %d %q %q", rec.Code, rec.Header().Get("X-Seen"), rec.Body.String())
+	}
+}
+
+// TestTimeoutPanicReachesTheServer: a handler's panic is raised again where net/http recovers it.
+func TestTimeoutPanicReachesTheServer(t *testing.T) {
+	boom := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { panic(http.ErrAbortHandler) })
+	defer func() {
+		if p := recover(); p != http.ErrAbortHandler {
+			t.Fatalf("recovered %v", p)
+		}
+	}()
+	withTimeout(boom, time.Second).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/x", nil))
+	t.Fatal("no panic")
+}
