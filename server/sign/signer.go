@@ -106,7 +106,7 @@ func (u *Unsigned) Sign() []byte {
 	u.body = nil
 	sig := ed25519.Sign(u.s.priv, body)
 	member := u.s.member(sig)
-	var head, tail string // what goes before and after the member at body[at]
+	var head, tail string  // what goes before and after the member at body[at]
 	if body[at-1] == '{' { // the signature sorts first
 		if body[at] != '}' {
 			tail = ","
