@@ -25,6 +25,9 @@ var migrations embed.FS
 // Store is the SQLite backend.
 type Store struct {
 	db *sql.DB
+	// appendLedger is the ledger INSERT, prepared once: parsing it on every paid or house audit
+	// cost about as much as executing it.
+	appendLedger *sql.Stmt
 }
 
 var _ store.Store = (*Store)(nil)
@@ -68,6 +71,10 @@ func open(ctx context.Context, path string, create bool) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	if s.appendLedger, err = db.PrepareContext(ctx, appendLedgerSQL); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite: prepare ledger append: %w", err)
+	}
 	return s, nil
 }
 
@@ -108,7 +115,10 @@ func (s *Store) migrate(ctx context.Context) error {
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.appendLedger.Close()
+	return s.db.Close()
+}
 
 const takeFreeSQL = `
 INSERT INTO free_tier (caller_key, day, used, last_ms) VALUES (?1, ?2, 1, ?3)
@@ -178,11 +188,7 @@ func (s *Store) AppendLedger(ctx context.Context, e store.LedgerEntry) (int64, e
 		und = *e.UndeclaredClusters
 	}
 	ts := e.Timestamp.UTC()
-	res, err := s.db.ExecContext(ctx, `INSERT INTO ledger (payer_wallet, ts, day, price_usdc_units,
-		cad_rate, cad_rate_date, cad_basis, cad_pending, refund, payment_tx, solana_fee_lamports,
-		criteria_version, verdict_line, op, undeclared_clusters, house)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (payment_tx) WHERE payment_tx IS NOT NULL DO NOTHING`,
+	res, err := s.appendLedger.ExecContext(ctx,
 		nullString(e.PayerWallet), ts.Format(tsLayout), store.Day(ts), e.PriceUSDCUnits,
 		nullString(e.CAD.Rate), nullString(e.CAD.RateDate), nullString(e.CAD.Basis), boolInt(e.CAD.Pending), boolInt(e.CAD.Refund),
 		nullString(e.PaymentTx), fee, e.CriteriaVersion, e.VerdictLine, e.Op, und, boolInt(e.House))
@@ -203,6 +209,12 @@ func (s *Store) AppendLedger(ctx context.Context, e store.LedgerEntry) (int64, e
 	}
 	return id, nil
 }
+
+const appendLedgerSQL = `INSERT INTO ledger (payer_wallet, ts, day, price_usdc_units,
+		cad_rate, cad_rate_date, cad_basis, cad_pending, refund, payment_tx, solana_fee_lamports,
+		criteria_version, verdict_line, op, undeclared_clusters, house)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (payment_tx) WHERE payment_tx IS NOT NULL DO NOTHING`
 
 // tsLayout keeps milliseconds and sorts lexically.
 const tsLayout = "2006-01-02T15:04:05.000Z07:00"
