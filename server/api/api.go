@@ -577,7 +577,12 @@ func (s *Server) audit(c echo.Context) error {
 	}
 	signed := make(chan []byte, 1)
 	go func(slot chan struct{}) { // the signature is evaluation work: it keeps the slot
-		defer func() { <-slot }()
+		defer func() {
+			if recover() != nil { // a defect, never an input: the request answers 500
+				signed <- nil
+			}
+			<-slot
+		}()
 		signed <- unsigned.Sign()
 	}(sl.handOff())
 	entry := store.LedgerEntry{Timestamp: now, Day: store.Day(now), CriteriaVersion: res.CriteriaRevision,
@@ -597,6 +602,9 @@ func (s *Server) audit(c echo.Context) error {
 		return s.storeFailed(c, "ledger write failed", err)
 	}
 	doc := <-signed
+	if doc == nil {
+		return s.internal(c, "signing failed")
+	}
 	s.countResult(store.OpAudit, payer)
 	if err := c.Blob(http.StatusOK, echo.MIMEApplicationJSON, doc); err != nil {
 		return err // not delivered (a timeout answered, the client left): the payer may resume
