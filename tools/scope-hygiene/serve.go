@@ -255,9 +255,10 @@ const timeoutBody = `{"kind":"error","error":"request timeout"}`
 // not begun its answer by then is answered with the static timeout body (503). Unlike
 // net/http's TimeoutHandler, which copies every body through a buffer of its own, the handler's
 // answer goes straight to the connection: a handler begins its answer when it writes, and from
-// then on the answer is its own (it still sees its context end at d). Every route here writes its
-// whole body in one write. The JSON type is set on the outer writer first, for the timeout body;
-// a handler's own content type replaces it.
+// then on the answer is its own (it still sees its context end at d, and the server's write
+// timeout bounds the writing). The API's routes write their whole body in one write, so an answer
+// is either all sent or replaced by the timeout body, as before. The JSON type is set on the
+// outer writer first, for the timeout body; a handler's own content type replaces it.
 func withTimeout(h http.Handler, d time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
