@@ -16,8 +16,9 @@ import (
 // far need not stay resident. The start reads much that serving never touches again: the
 // embedded corpus (about 10 MB, read once by the corpus gates), the criteria compiler, the
 // migrations. These are clean pages of the executable file: dropping them loses nothing, and the
-// pages serving uses fault back in from the page cache at their first use. Writable mappings are
-// left alone.
+// pages serving uses fault back in from the page cache at their first use (the kernel refuses
+// writes to a running executable, so they come back the same). Writable mappings, and a binary
+// already replaced on disk ("(deleted)"), are left alone.
 func dropStartPages() error {
 	exe, err := os.Readlink("/proc/self/exe")
 	if err != nil {
