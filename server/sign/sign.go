@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/gowebpki/jcs"
 )
@@ -79,9 +78,6 @@ func (p PublicKey) Decode() (ed25519.PublicKey, error) {
 type Signer struct {
 	priv ed25519.PrivateKey
 	id   string
-	// hint sizes the next canonical form's buffer (the last one's length plus an eighth), so
-	// that a report is written without regrowing and signed in place.
-	hint atomic.Int64
 }
 
 // NewSigner wraps a private key.

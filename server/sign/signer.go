@@ -13,10 +13,17 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"unicode/utf16"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
+
+// canonicalHint sizes the next canonical form's buffer (the last one's length plus an eighth), so
+// that a report is written without regrowing and signed in place. It is only a size: shared by
+// every Signer (a process has one), and kept out of the Signer type, which the web page's
+// WebAssembly build also has.
+var canonicalHint atomic.Int64
 
 // Canonicaler is a result that writes its own JCS form (the audit report does, so that signing it
 // does not parse what it just wrote).
@@ -73,7 +80,7 @@ type Unsigned struct {
 // the signature member goes: the place JCS orders it (members sorted by their UTF-16 code units),
 // which gives the same bytes as canonicalizing the whole signed document again.
 func (s *Signer) Canonicalize(v any) (*Unsigned, error) {
-	body, err := canonical(v, int(s.hint.Load())+s.memberLen()+1)
+	body, err := canonical(v, int(canonicalHint.Load())+s.memberLen()+1)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +88,7 @@ func (s *Signer) Canonicalize(v any) (*Unsigned, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.hint.Store(int64(len(body) + len(body)/8))
+	canonicalHint.Store(int64(len(body) + len(body)/8))
 	return &Unsigned{s: s, body: body, at: at}, nil
 }
 
