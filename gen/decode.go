@@ -9,7 +9,5 @@ const maxDepth = 64
 // jsonNumber is a JSON number kept as its literal text (strictjson.Number).
 type jsonNumber = strictjson.Number
 
-var errNotStrictJSON = strictjson.ErrNotStrict
-
 // decodeStrict parses body as strict I-JSON with the oracles' shared reader.
 func decodeStrict(body []byte) (any, error) { return strictjson.Decode(body, maxDepth) }
