@@ -484,30 +484,8 @@ func (s *Server) precheck(c echo.Context) error {
 	caller, err := p.Caller()
 	release(p)
 	sl.release() // the proof and the allowance are store work
-	if err != nil {
-		return done(s.refuse(c, &Refusal{Rule: RuleCallerInvalid, Status: http.StatusBadRequest,
-			Body: map[string]any{"kind": "refusal", "rule": RuleCallerInvalid}}))
-	}
-	if caller != "" {
-		if err := s.proveCaller(c, caller, siwx.PurposePrecheck); err != nil {
-			return done(err)
-		}
-	}
-	d, err := s.gate.Take(c.Request().Context(), caller, c.RealIP())
-	if err != nil {
-		return s.storeFailed(c, "free-tier store failed", err)
-	}
-	switch d.Outcome {
-	case store.FreeExhausted:
-		s.cfg.Metrics.FreeTier.WithLabelValues(itoa(s.exhaustedStatus())).Inc()
-		return done(s.refuse(c, &Refusal{Rule: RuleFreeTierDaily, Status: s.exhaustedStatus(),
-			Body: map[string]any{"kind": "refusal", "rule": RuleFreeTierDaily, "cap": s.gate.Limits.PerDay, "observed": d.Used}}))
-	case store.FreeTooSoon:
-		s.cfg.Metrics.FreeTier.WithLabelValues("429").Inc()
-		c.Response().Header().Set("Retry-After", itoa(freetier.RetryAfterSeconds(d.RetryAfter)))
-		return done(s.refuse(c, &Refusal{Rule: RuleFreeTierInterval, Status: http.StatusTooManyRequests,
-			Body: map[string]any{"kind": "refusal", "rule": RuleFreeTierInterval,
-				"min_interval_ms": s.gate.Limits.MinInterval.Milliseconds(), "retry_after_ms": d.RetryAfter.Milliseconds()}}))
+	if ok, err := s.admitFree(c, caller, err); !ok {
+		return err
 	}
 	s.countResult("precheck", "free")
 	return s.signed(c, res)
@@ -690,4 +668,36 @@ func (s *Server) httpError(err error, c echo.Context) {
 
 func itoa(n int) string {
 	return strconv.Itoa(n)
+}
+
+// admitFree runs the free tier's steps after the published refusals, in the criteria's order:
+// caller_invalid (callerErr), the named wallet's sign-in-with-x proof, then the allowance. It
+// reports false with the handler's result when the call was answered here.
+func (s *Server) admitFree(c echo.Context, caller string, callerErr error) (bool, error) {
+	if callerErr != nil {
+		return false, done(s.refuse(c, &Refusal{Rule: RuleCallerInvalid, Status: http.StatusBadRequest,
+			Body: map[string]any{"kind": "refusal", "rule": RuleCallerInvalid}}))
+	}
+	if caller != "" {
+		if err := s.proveCaller(c, caller, siwx.PurposePrecheck); err != nil {
+			return false, done(err)
+		}
+	}
+	d, err := s.gate.Take(c.Request().Context(), caller, c.RealIP())
+	if err != nil {
+		return false, s.storeFailed(c, "free-tier store failed", err)
+	}
+	switch d.Outcome {
+	case store.FreeExhausted:
+		s.cfg.Metrics.FreeTier.WithLabelValues(itoa(s.exhaustedStatus())).Inc()
+		return false, done(s.refuse(c, &Refusal{Rule: RuleFreeTierDaily, Status: s.exhaustedStatus(),
+			Body: map[string]any{"kind": "refusal", "rule": RuleFreeTierDaily, "cap": s.gate.Limits.PerDay, "observed": d.Used}}))
+	case store.FreeTooSoon:
+		s.cfg.Metrics.FreeTier.WithLabelValues("429").Inc()
+		c.Response().Header().Set("Retry-After", itoa(freetier.RetryAfterSeconds(d.RetryAfter)))
+		return false, done(s.refuse(c, &Refusal{Rule: RuleFreeTierInterval, Status: http.StatusTooManyRequests,
+			Body: map[string]any{"kind": "refusal", "rule": RuleFreeTierInterval,
+				"min_interval_ms": s.gate.Limits.MinInterval.Milliseconds(), "retry_after_ms": d.RetryAfter.Milliseconds()}}))
+	}
+	return true, nil
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/scopehygiene/scope-hygiene/server/freetier"
-	"github.com/scopehygiene/scope-hygiene/server/siwx"
 	"github.com/scopehygiene/scope-hygiene/server/store"
 )
 
@@ -69,8 +68,13 @@ func (s *Server) mount(e *echo.Echo, get func(string, echo.HandlerFunc)) error {
 			cfg.Payments = NoPayments{}
 		}
 		perDay, minInterval := m.Criteria.FreeTier()
-		sub := &Server{cfg: cfg, e: e, ready: s.ready, inflight: s.inflight, evalSlots: s.evalSlots, unpaid: s.unpaid, prover: s.prover, proofBudget: s.proofBudget,
-			gate: &freetier.Gate{Store: cfg.Store, Limits: store.FreeLimits{PerDay: perDay, MinInterval: minInterval, Uncounted: true}, Now: cfg.Now, Scope: m.Criteria.ID()}}
+		// A mount shares everything the primary holds (readiness, limits, budgets, the prover,
+		// the evaluation slots) but its criteria, its document and its free allowance: copying the
+		// whole server keeps a field added later shared too, instead of silently zero.
+		sub := new(Server)
+		*sub = *s
+		sub.cfg, sub.mounted, sub.criteria, sub.etag = cfg, nil, nil, ""
+		sub.gate = &freetier.Gate{Store: cfg.Store, Limits: store.FreeLimits{PerDay: perDay, MinInterval: minInterval, Uncounted: true}, Now: cfg.Now, Scope: m.Criteria.ID()}
 		if err := sub.renderCriteria(); err != nil {
 			return err
 		}
@@ -122,30 +126,8 @@ func (s *Server) freeAudit(c echo.Context) error {
 		return done(s.refuse(c, ref))
 	}
 	caller, err := freetier.CallerFromBody(body)
-	if err != nil {
-		return done(s.refuse(c, &Refusal{Rule: RuleCallerInvalid, Status: http.StatusBadRequest,
-			Body: map[string]any{"kind": "refusal", "rule": RuleCallerInvalid}}))
-	}
-	if caller != "" {
-		if err := s.proveCaller(c, caller, siwx.PurposePrecheck); err != nil {
-			return done(err)
-		}
-	}
-	d, err := s.gate.Take(c.Request().Context(), caller, c.RealIP())
-	if err != nil {
-		return s.storeFailed(c, "free-tier store failed", err)
-	}
-	switch d.Outcome {
-	case store.FreeExhausted:
-		s.cfg.Metrics.FreeTier.WithLabelValues(itoa(s.exhaustedStatus())).Inc()
-		return done(s.refuse(c, &Refusal{Rule: RuleFreeTierDaily, Status: s.exhaustedStatus(),
-			Body: map[string]any{"kind": "refusal", "rule": RuleFreeTierDaily, "cap": s.gate.Limits.PerDay, "observed": d.Used}}))
-	case store.FreeTooSoon:
-		s.cfg.Metrics.FreeTier.WithLabelValues("429").Inc()
-		c.Response().Header().Set("Retry-After", itoa(freetier.RetryAfterSeconds(d.RetryAfter)))
-		return done(s.refuse(c, &Refusal{Rule: RuleFreeTierInterval, Status: http.StatusTooManyRequests,
-			Body: map[string]any{"kind": "refusal", "rule": RuleFreeTierInterval,
-				"min_interval_ms": s.gate.Limits.MinInterval.Milliseconds(), "retry_after_ms": d.RetryAfter.Milliseconds()}}))
+	if ok, err := s.admitFree(c, caller, err); !ok {
+		return err
 	}
 	res, ref, err := s.cfg.Engine.Audit(body, s.cfg.Now)
 	if err != nil || ref != nil || res == nil {
