@@ -6,10 +6,8 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/scopehygiene/scope-hygiene/evaluator/mutlog"
 	"github.com/scopehygiene/scope-hygiene/rules"
@@ -70,38 +68,7 @@ func RunCaseMutLog(ms *rules.MutLogSet, cs *Case, obs rules.Observer) Result {
 // RunMutLog re-runs every case whose name matches filter (nil: all), on every core; results keep
 // corpus order.
 func RunMutLog(ms *rules.MutLogSet, c *Corpus, filter *regexp.Regexp, obs rules.Observer) Summary {
-	var picked []*Case
-	for i := range c.Cases {
-		if filter == nil || filter.MatchString(c.Cases[i].Name) {
-			picked = append(picked, &c.Cases[i])
-		}
-	}
-	results := make([]Result, len(picked))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				results[i] = RunCaseMutLog(ms, picked[i], obs)
-			}
-		}()
-	}
-	for i := range picked {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	s := Summary{Results: results}
-	for _, r := range results {
-		if r.Passed() {
-			s.Passed++
-		} else {
-			s.Failed++
-		}
-	}
-	return s
+	return runAll(c, filter, func(cs *Case) Result { return RunCaseMutLog(ms, cs, obs) })
 }
 
 // GateMutLog decides whether a compiled mutation-log revision may serve, exactly as Gate does for

@@ -46,6 +46,12 @@ var checkTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // Run re-runs every case whose name matches filter (nil: all) through the engine, on every core
 // (cases are independent and the engine is safe for concurrent use); results keep corpus order.
 func Run(ps *rules.ProgramSet, c *Corpus, filter *regexp.Regexp, obs rules.Observer) Summary {
+	return runAll(c, filter, func(cs *Case) Result { return RunCase(ps, cs, obs) })
+}
+
+// runAll runs one engine's case runner over every case whose name matches filter (nil: all), on
+// every core; results keep corpus order. Both kinds of criteria re-pass their corpora through it.
+func runAll(c *Corpus, filter *regexp.Regexp, runCase func(*Case) Result) Summary {
 	var picked []*Case
 	for i := range c.Cases {
 		if filter == nil || filter.MatchString(c.Cases[i].Name) {
@@ -60,7 +66,7 @@ func Run(ps *rules.ProgramSet, c *Corpus, filter *regexp.Regexp, obs rules.Obser
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results[i] = RunCase(ps, picked[i], obs)
+				results[i] = runCase(picked[i])
 			}
 		}()
 	}

@@ -81,54 +81,7 @@ func testMutLog(ms *rules.MutLogSet, dir, runRE string, asJSON, withCoverage boo
 		}
 		s.Results = append(s.Results, r)
 	}
-	var gaps []corpus.RuleCoverage
-	branchGaps := 0
-	if cov != nil {
-		gaps, branchGaps = cov.Gaps()
-	}
-	if asJSON {
-		out := map[string]any{"criteria": ms.ID(), "revision": ms.Revision(), "pin": pin, "pin_ok": pinErr == nil,
-			"passed": s.Passed, "failed": s.Failed, "results": s.Results}
-		if cov != nil {
-			out["coverage"] = cov.Report()
-		}
-		if err := writeJSON(stdout, out); err != nil {
-			return err
-		}
-	} else {
-		for _, r := range s.Results {
-			if r.Passed() {
-				continue
-			}
-			fmt.Fprintf(stdout, "FAIL %s\n", r.Case)
-			if r.Err != "" {
-				fmt.Fprintf(stdout, "    error: %s\n", r.Err)
-			}
-			for _, d := range r.Diffs {
-				fmt.Fprintf(stdout, "    %s\n        expected: %s\n        got:      %s\n", d.Path, d.Expected, d.Got)
-			}
-		}
-		if cov != nil {
-			printCoverage(stdout, cov, gaps, branchGaps)
-		}
-		if pinErr != nil {
-			fmt.Fprintf(stdout, "PIN %v\n", pinErr)
-		} else {
-			fmt.Fprintf(stdout, "corpus %s pinned %s\n", c.Index.ID, pin)
-		}
-		fmt.Fprintf(stdout, "%d passed, %d failed\n", s.Passed, s.Failed)
-	}
-	switch {
-	case s.Passed+s.Failed == 0:
-		return fail(exitCorpus, "no case ran")
-	case s.Failed > 0:
-		return fail(exitCorpus, "%d case(s) failed", s.Failed)
-	case pinErr != nil:
-		return &exitError{code: exitCorpus, err: pinErr}
-	case len(gaps) > 0 && filter == nil:
-		return fail(exitCorpus, "%d rule(s) never seen both ways", len(gaps))
-	}
-	return nil
+	return reportRun(stdout, ms.ID(), ms.Revision(), c.Index.ID, s, cov, pin, pinErr, asJSON, filter != nil)
 }
 
 func pinMutLog(ms *rules.MutLogSet, crit, dir string, write bool, stdout io.Writer) error {
