@@ -45,24 +45,7 @@ func OutcomeMutLog(ms *rules.MutLogSet, body []byte, obs rules.Observer) (map[st
 
 // RunCaseMutLog runs one case through the mutation-log engine and compares every expected field.
 func RunCaseMutLog(ms *rules.MutLogSet, cs *Case, obs rules.Observer) Result {
-	res := Result{Case: cs.Name}
-	body, err := cs.RequestBody()
-	if err != nil {
-		res.Err = err.Error()
-		return res
-	}
-	var want map[string]any
-	if err := json.Unmarshal(cs.Expected, &want); err != nil {
-		res.Err = "expected: " + err.Error()
-		return res
-	}
-	got, err := OutcomeMutLog(ms, body, obs)
-	if err != nil {
-		res.Err = err.Error()
-		return res
-	}
-	res.Diffs = Compare(want, got)
-	return res
+	return runCase(cs, func(body []byte) (map[string]any, error) { return OutcomeMutLog(ms, body, obs) })
 }
 
 // RunMutLog re-runs every case whose name matches filter (nil: all), on every core; results keep
