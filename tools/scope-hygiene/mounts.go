@@ -56,8 +56,37 @@ func loadMounts(logger *slog.Logger, stopped []string) ([]api.Mount, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, api.Mount{Prefix: "/v1/" + strings.TrimSuffix(path.Base(name), ".yaml"), Criteria: ms, Document: doc,
+		prefix, err := routePrefix(ms.Criteria().Endpoints)
+		if err != nil {
+			return nil, fmt.Errorf("criteria %s: %w", name, err)
+		}
+		out = append(out, api.Mount{Prefix: prefix, Criteria: ms, Document: doc,
 			Engine: engine.MutLog{MS: ms}, PriceStatus: ms.Criteria().Price.Status})
 	}
 	return out, nil
+}
+
+// routePrefix reads a served criteria's routes from the endpoints it publishes ("POST
+// /v1/forget-envelope/precheck (free, ...)"): its pre-check and audit must be POST routes under one
+// prefix, so the routes served are the routes the criteria document states.
+func routePrefix(endpoints map[string]string) (string, error) {
+	route := func(op string) (string, error) {
+		f := strings.Fields(endpoints[op])
+		if len(f) < 2 || f[0] != "POST" || !strings.HasPrefix(f[1], "/") || !strings.HasSuffix(f[1], "/"+op) {
+			return "", fmt.Errorf("endpoints.%s must read \"POST /<prefix>/%s ...\"", op, op)
+		}
+		return strings.TrimSuffix(f[1], "/"+op), nil
+	}
+	pre, err := route("precheck")
+	if err != nil {
+		return "", err
+	}
+	aud, err := route("audit")
+	if err != nil {
+		return "", err
+	}
+	if pre != aud || pre == "" {
+		return "", fmt.Errorf("endpoints.precheck and endpoints.audit name different prefixes (%s, %s)", pre, aud)
+	}
+	return pre, nil
 }
