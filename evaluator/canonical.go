@@ -12,7 +12,20 @@ import (
 // strings escaped as JCS does), so that signing a report does not parse what it just wrote. The
 // tests hold it to the JCS reference on every report they make.
 func (r *Report) AppendCanonical(b []byte) []byte {
-	w := jcsWriter{b: b}
+	out, _ := r.AppendCanonicalPlaced(b, "")
+	return out
+}
+
+// AppendCanonicalPlaced is AppendCanonical that also returns where a top-level member named
+// member would go in JCS order: the offset of the comma before the first member that sorts after
+// it (or of the closing brace), or just after the opening brace when it sorts first; -1 when the
+// report has a member of that name. The signer splices its signature member there, so that
+// signing never scans the bytes written for the place.
+func (r *Report) AppendCanonicalPlaced(b []byte, member string) ([]byte, int) {
+	w := jcsWriter{b: b, place: member, at: -1}
+	if member == "" {
+		w.placed = true
+	}
 	w.open('{')
 	w.str("check_end", r.CheckEnd)
 	w.key("coverage")
@@ -34,7 +47,7 @@ func (r *Report) AppendCanonical(b []byte) []byte {
 	w.str("variant", r.Variant)
 	w.str("verdict_line", r.VerdictLine)
 	w.close('}')
-	return w.b
+	return w.b, w.at
 }
 
 func (c *Coverage) canonical(w *jcsWriter) {
@@ -239,11 +252,22 @@ func (f *Duplicates) canonical(w *jcsWriter) {
 type jcsWriter struct {
 	b     []byte
 	first bool // no member or element written yet in the innermost container
+	depth int  // containers open
+	// place names a top-level member whose place is wanted (AppendCanonicalPlaced); at is that
+	// place once placed is set (-1: the object has a member of that name).
+	place  string
+	at     int
+	placed bool
 }
 
-func (w *jcsWriter) open(c byte) { w.b, w.first = append(w.b, c), true }
+func (w *jcsWriter) open(c byte) { w.b, w.first, w.depth = append(w.b, c), true, w.depth+1 }
 
-func (w *jcsWriter) close(c byte) { w.b, w.first = append(w.b, c), false }
+func (w *jcsWriter) close(c byte) {
+	if w.depth == 1 && !w.placed { // every member sorts before it
+		w.at, w.placed = len(w.b), true
+	}
+	w.b, w.first, w.depth = append(w.b, c), false, w.depth-1
+}
 
 // elem starts an array element.
 func (w *jcsWriter) elem() {
@@ -255,6 +279,14 @@ func (w *jcsWriter) elem() {
 
 // key starts an object member.
 func (w *jcsWriter) key(name string) {
+	if w.depth == 1 && !w.placed {
+		if c := compareUTF16(name, w.place); c >= 0 {
+			w.at, w.placed = len(w.b), true
+			if c == 0 {
+				w.at = -1
+			}
+		}
+	}
 	w.elem()
 	w.b = appendJCSString(w.b, name)
 	w.b = append(w.b, ':')

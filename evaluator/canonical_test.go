@@ -32,6 +32,7 @@ func TestReportCanonicalIsJCS(t *testing.T) {
 		if got := rep.AppendCanonical(nil); !bytes.Equal(got, want) {
 			t.Fatalf("%s: canonical form differs from JCS:\n%s\n%s", name, got, want)
 		}
+		checkPlaces(t, name, rep, raw)
 	}
 	r := rand.New(rand.NewSource(7))
 	n := 0
@@ -60,4 +61,47 @@ func TestReportCanonicalIsJCS(t *testing.T) {
 		t.Fatal(err, ref)
 	}
 	check("escapes", rep)
+}
+
+// checkPlaces: the place AppendCanonicalPlaced gives for a member is where JCS puts it. A member
+// spliced there gives the JCS reference's bytes of the report with that member added, for a name
+// that sorts first, last, between two members (the signature's) and one the report already has.
+func checkPlaces(t *testing.T, name string, rep *evaluator.Report, raw []byte) {
+	t.Helper()
+	canon := rep.AppendCanonical(nil)
+	for _, member := range []string{"signature", "a", "zz", "service0", "kind"} {
+		got, at := rep.AppendCanonicalPlaced([]byte("prefix"), member)
+		if !bytes.Equal(got[len("prefix"):], canon) {
+			t.Fatalf("%s: the placed form differs from the canonical form", name)
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		if _, has := m[member]; has {
+			if at != -1 {
+				t.Fatalf("%s: member %q exists, place %d", name, member, at)
+			}
+			continue
+		}
+		m[member] = json.RawMessage("1")
+		withMember, _ := json.Marshal(m)
+		want, err := jcs.Transform(withMember)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at -= len("prefix")
+		head, tail := "", ""
+		if canon[at-1] == '{' {
+			if canon[at] != '}' {
+				tail = ","
+			}
+		} else {
+			head = ","
+		}
+		spliced := string(canon[:at]) + head + `"` + member + `":1` + tail + string(canon[at:])
+		if spliced != string(want) {
+			t.Fatalf("%s: member %q spliced at %d:\n%s\nJCS:\n%s", name, member, at, spliced, want)
+		}
+	}
 }

@@ -547,8 +547,9 @@ func (s *Server) audit(c echo.Context) error {
 	if err != nil || res == nil {
 		return s.internal(c, "rule failed at run time")
 	}
-	// Everything about signing that can fail happens before the ledger row (or the settlement);
-	// the signature itself cannot fail, and is computed while the row commits.
+	// Everything about signing that can fail happens before the ledger row (or the settlement).
+	// The report's canonical form and its signature cannot fail: both are written while the row
+	// commits (sign.Canonicaler).
 	unsigned, err := s.cfg.Signer.Canonicalize(res.Report)
 	if err != nil {
 		return s.internal(c, "signing failed")

@@ -298,7 +298,7 @@ func TestCanonicalIsJCS(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := canonical(v, 0)
+			got, err := canonical(v)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -309,20 +309,25 @@ func TestCanonicalIsJCS(t *testing.T) {
 	}
 }
 
-// canonicaler writes its own canonical form (as the audit report does) and remembers the buffer
-// it was given.
+// canonicaler writes its own canonical form and the signature's place (as the audit report does)
+// and remembers the buffer it was given. Its place comes from the decoding search, so that the
+// splice is checked against a place found another way.
 type canonicaler struct {
 	v     any
 	given *byte
 }
 
-func (c *canonicaler) AppendCanonical(dst []byte) []byte {
+func (c *canonicaler) AppendCanonicalPlaced(dst []byte, member string) ([]byte, int) {
 	if cap(dst) > 0 {
 		c.given = &dst[:1][0]
 	}
 	raw, _ := json.Marshal(c.v)
 	out, _ := jcs.Transform(raw)
-	return append(dst, out...)
+	at, err := signatureOffsetDecoded(out)
+	if err != nil || member != Member {
+		return append(dst, out...), -1
+	}
+	return append(dst, out...), len(dst) + at
 }
 
 // TestSignCanonicalerInPlace: a result that writes its own canonical form is signed into the
@@ -356,4 +361,20 @@ func TestSignCanonicalerInPlace(t *testing.T) {
 			t.Fatalf("%d: signed in place %v", i, inPlace)
 		}
 	}
+}
+
+// TestSignCanonicalerWithSignatureMemberPanics: a result type that writes a member named
+// "signature" is a defect of that type; Sign refuses it loudly rather than sign two members.
+func TestSignCanonicalerWithSignatureMemberPanics(t *testing.T) {
+	_, priv, _ := ed25519.GenerateKey(nil)
+	u, err := NewSigner(priv).Canonicalize(&canonicaler{v: map[string]any{"a": 1, "signature": 2}})
+	if err != nil {
+		t.Fatal(err) // a Canonicaler is only written when it is signed
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("signed a result that has a signature member")
+		}
+	}()
+	u.Sign()
 }

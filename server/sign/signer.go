@@ -25,24 +25,21 @@ import (
 // WebAssembly build also has.
 var canonicalHint atomic.Int64
 
-// Canonicaler is a result that writes its own JCS form (the audit report does, so that signing it
-// does not parse what it just wrote).
+// Canonicaler is a result that writes its own JCS form and knows where the signature member goes
+// in it (the audit report does, so that signing it neither parses nor scans what it just wrote).
+// AppendCanonicalPlaced appends the canonical form and returns the place of a top-level member
+// named member: the offset of the comma before the first member sorting after it (or of the
+// closing brace), or just after the opening brace when it sorts first; -1 when the result already
+// has such a member. Its members are fixed by its type, so writing it cannot fail: the signer
+// writes it only when it signs (see Canonicalize).
 type Canonicaler interface {
-	AppendCanonical([]byte) []byte
+	AppendCanonicalPlaced(b []byte, member string) ([]byte, int)
 }
 
-// canonical is Canonical for signing: a Canonicaler writes its own form (into a buffer of about
-// the size hint, with room for the signature member, so that the signature is spliced in place);
-// any other value is marshalled and canonicalized in place (RFC 8785 by jsontext: the bytes
-// Canonical gives, which Verify keeps checking with the JCS reference).
-func canonical(v any, hint int) ([]byte, error) {
-	if c, ok := v.(Canonicaler); ok {
-		out := c.AppendCanonical(make([]byte, 0, hint))
-		if len(out) == 0 || out[0] != '{' {
-			return nil, fmt.Errorf("sign: %w", ErrNotJSON)
-		}
-		return out, nil
-	}
+// canonical is Canonical for signing any value: it is marshalled and canonicalized in place
+// (RFC 8785 by jsontext: the bytes Canonical gives, which Verify keeps checking with the JCS
+// reference).
+func canonical(v any) ([]byte, error) {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("sign: marshal: %w", err)
@@ -67,20 +64,26 @@ func (s *Signer) Sign(v any) ([]byte, error) {
 	return u.Sign(), nil
 }
 
-// Unsigned is a result in canonical form, checked and ready to be signed: everything that can
-// fail about signing it has been done, so a caller can commit other work (a ledger row) before
-// the signature is computed, or while it is.
+// Unsigned is a result checked and ready to be signed: everything that can fail about signing it
+// has been done, so a caller can commit other work (a ledger row) before the signature is
+// computed, or while it is.
 type Unsigned struct {
 	s    *Signer
-	body []byte // the canonical form of the result, the signed message
-	at   int    // where the signature member goes in body
+	c    Canonicaler // written when signed; nil when body holds the canonical form already
+	body []byte      // the canonical form of the result, the signed message
+	at   int         // where the signature member goes in body
 }
 
-// Canonicalize produces the canonical form of v once (it is the signed message) and finds where
-// the signature member goes: the place JCS orders it (members sorted by their UTF-16 code units),
-// which gives the same bytes as canonicalizing the whole signed document again.
+// Canonicalize makes v ready to be signed. A Canonicaler cannot fail, so it is only kept: its
+// canonical form is written by Sign, on whatever goroutine signs (the server signs while the
+// ledger row commits). Any other value is marshalled and canonicalized here, and the signature's
+// place found in it: the place JCS orders it (members sorted by their UTF-16 code units), which
+// gives the same bytes as canonicalizing the whole signed document again.
 func (s *Signer) Canonicalize(v any) (*Unsigned, error) {
-	body, err := canonical(v, int(canonicalHint.Load())+s.memberLen()+1)
+	if c, ok := v.(Canonicaler); ok {
+		return &Unsigned{s: s, c: c}, nil
+	}
+	body, err := canonical(v)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +91,6 @@ func (s *Signer) Canonicalize(v any) (*Unsigned, error) {
 	if err != nil {
 		return nil, err
 	}
-	canonicalHint.Store(int64(len(body) + len(body)/8))
 	return &Unsigned{s: s, body: body, at: at}, nil
 }
 
@@ -108,9 +110,20 @@ func (s *Signer) member(sig []byte) string {
 
 // Sign signs the canonical form and returns the signed document, spliced in place into the
 // canonical form's buffer (which it owns from here). It is called once, from any goroutine.
+//
+// A Canonicaler is written here, into a buffer of about the size hint with room for the member,
+// so that the signature is spliced in place. A Canonicaler that already has a member named
+// "signature" is a defect of its type, never of an input: Sign panics.
 func (u *Unsigned) Sign() []byte {
 	body, at := u.body, u.at
-	u.body = nil
+	if u.c != nil {
+		body, at = u.c.AppendCanonicalPlaced(make([]byte, 0, int(canonicalHint.Load())+u.s.memberLen()+1), Member)
+		if at < 1 || len(body) < 2 || body[0] != '{' {
+			panic("sign: a result type writes no object, or a member named signature")
+		}
+		canonicalHint.Store(int64(len(body) + len(body)/8))
+	}
+	u.body, u.c = nil, nil
 	sig := ed25519.Sign(u.s.priv, body)
 	member := u.s.member(sig)
 	var head, tail string  // what goes before and after the member at body[at]
