@@ -585,7 +585,7 @@ func (s *Server) audit(c echo.Context) error {
 		return s.internal(c, "signing failed")
 	}
 	s.countResult(store.OpAudit, payer)
-	if err := c.Blob(http.StatusOK, echo.MIMEApplicationJSON, doc); err != nil {
+	if err := document(c, doc); err != nil {
 		return err // not delivered (a timeout answered, the client left): the payer may resume
 	}
 	if d, ok := s.cfg.Payments.(Deliverer); ok && pay != nil && c.Request().Context().Err() == nil {
@@ -627,6 +627,13 @@ func (s *Server) signed(c echo.Context, v any) error {
 	if err != nil {
 		return s.internal(c, "signing failed")
 	}
+	return document(c, doc)
+}
+
+// document answers 200 with a signed document. Its length is declared, so that it is sent as it
+// is (not in chunks) and a client can size its buffer once.
+func document(c echo.Context, doc []byte) error {
+	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(len(doc)))
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, doc)
 }
 
