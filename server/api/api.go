@@ -513,7 +513,11 @@ func (s *Server) audit(c echo.Context) error {
 	} else if ref != nil {
 		return done(s.refuse(c, ref))
 	}
-	defer release(prep) // when no audit runs (no payment, a bad house token)
+	defer func() { // when no audit runs (no payment, a bad house token)
+		if prep != nil {
+			release(prep)
+		}
+	}()
 	house, err := s.house(c)
 	if err != nil {
 		return done(s.refuse(c, &Refusal{Rule: RuleHouseTokenInvalid, Status: http.StatusUnauthorized,
@@ -544,6 +548,9 @@ func (s *Server) audit(c echo.Context) error {
 		sl = &slot{s: s}
 	}
 	res, err := prep.Audit(s.cfg.Now)
+	// The decoded export is dropped now, not when the answer has been written: a slow reader
+	// must not hold an export's memory while its report is sent.
+	prep = nil
 	if err != nil || res == nil {
 		return s.internal(c, "rule failed at run time")
 	}
