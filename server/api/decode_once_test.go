@@ -1,10 +1,14 @@
 package api_test
 
 import (
+	"bytes"
+	"net/http/httptest"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/scopehygiene/scope-hygiene/server/api"
 	"github.com/scopehygiene/scope-hygiene/server/engine"
@@ -101,5 +105,100 @@ func TestEvaluationSlots(t *testing.T) {
 	}
 	if p := int(peak.Load()); p > runtime.GOMAXPROCS(0) || p < 1 {
 		t.Fatalf("%d exports evaluated at once, want 1 to %d", p, runtime.GOMAXPROCS(0))
+	}
+}
+
+// trackingEngine is the real engine; it keeps weak pointers to every export it decodes and every
+// report it makes, so that a test can ask whether the server still holds them.
+type trackingEngine struct {
+	engine.Engine
+	mu      *sync.Mutex
+	exports *[]weak.Pointer[trackedPrepared]
+	reports *[]weak.Pointer[api.AuditResult]
+}
+
+type trackedPrepared struct {
+	api.Prepared
+	e trackingEngine
+}
+
+func (e trackingEngine) Prepare(body []byte) (api.Prepared, *api.Refusal, error) {
+	p, ref, err := e.Engine.Prepare(body)
+	if p == nil {
+		return p, ref, err
+	}
+	tp := &trackedPrepared{Prepared: p, e: e}
+	e.mu.Lock()
+	*e.exports = append(*e.exports, weak.Make(tp))
+	e.mu.Unlock()
+	return tp, ref, err
+}
+
+func (p *trackedPrepared) Audit(clock func() time.Time) (*api.AuditResult, error) {
+	res, err := p.Prepared.Audit(clock)
+	if res != nil {
+		p.e.mu.Lock()
+		*p.e.reports = append(*p.e.reports, weak.Make(res))
+		p.e.mu.Unlock()
+	}
+	return res, err
+}
+
+func (p *trackedPrepared) Release() { release(p.Prepared) }
+
+func release(p api.Prepared) {
+	if r, ok := p.(interface{ Release() }); ok {
+		r.Release()
+	}
+}
+
+// blockedWriter is a client that does not read: the answer's body write waits until the test lets
+// it through.
+type blockedWriter struct {
+	*httptest.ResponseRecorder
+	writing chan struct{}
+	resume  chan struct{}
+}
+
+func (w *blockedWriter) Write(b []byte) (int, error) {
+	close(w.writing)
+	<-w.resume
+	return w.ResponseRecorder.Write(b)
+}
+
+// TestAuditDropsExportBeforeWriting: while an audit's answer waits on a client that does not read,
+// the server holds neither the decoded export nor the report, only the signed bytes (issue 12,
+// goal 4: 32 slow readers must not hold 32 decoded exports).
+func TestAuditDropsExportBeforeWriting(t *testing.T) {
+	var mu sync.Mutex
+	var exports []weak.Pointer[trackedPrepared]
+	var reports []weak.Pointer[api.AuditResult]
+	h := newHarness(t, sqliteStore(t), func(c *api.Config) {
+		c.Engine = trackingEngine{Engine: c.Engine.(engine.Engine), mu: &mu, exports: &exports, reports: &reports}
+	})
+	req := httptest.NewRequest("POST", "/audit", bytes.NewReader(export(nil)))
+	req.Header.Set("Authorization", "Bearer "+houseToken)
+	w := &blockedWriter{ResponseRecorder: httptest.NewRecorder(), writing: make(chan struct{}), resume: make(chan struct{})}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.srv.Handler().ServeHTTP(w, req)
+	}()
+	<-w.writing
+	runtime.GC()
+	runtime.GC()
+	mu.Lock()
+	if len(exports) != 1 || len(reports) != 1 {
+		t.Fatalf("%d exports and %d reports made, want one each", len(exports), len(reports))
+	}
+	heldExport, heldReport := exports[0].Value() != nil, reports[0].Value() != nil
+	mu.Unlock()
+	close(w.resume)
+	<-done
+	if heldExport || heldReport {
+		t.Fatalf("while the answer was written the server held the decoded export: %v, the report: %v", heldExport, heldReport)
+	}
+	if w.Code != 200 {
+		t.Fatalf("status %d", w.Code)
 	}
 }
