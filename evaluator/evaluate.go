@@ -86,7 +86,7 @@ func PrepareWith(ps *rules.ProgramSet, body []byte, opts Options) (*Prepared, *R
 // and str is its value when it is a string (isString).
 func (p *Prepared) Caller() (str string, present, isString bool) {
 	c := p.st.caller
-	return c.str, c.present(), c.kind == kString
+	return c.str(), c.present(), c.kind == kString
 }
 
 // Precheck answers the free pre-check from the prepared export: assessability, no factor. It is

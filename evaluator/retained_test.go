@@ -1,6 +1,8 @@
 package evaluator
 
 import (
+	"runtime"
+	"runtime/debug"
 	"testing"
 	"time"
 	"unsafe"
@@ -52,6 +54,10 @@ func measureRetained(b *buffers, p *parser, byID, contents, interned int) retain
 // by the first, as in a steady load) and measures what the set and the parser keep afterwards.
 func auditRetained(t testing.TB, ps *rules.ProgramSet, body []byte) retained {
 	t.Helper()
+	// The parser measured must be the one the audit put back: no collection may empty the pool,
+	// and with one P the audit's Put and the measure's Get use the same per-P slot.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	// Only this test's set in the pool, so that the one measured is the one just used.
 	var idle []*buffers
 	for len(freeBuffers) > 0 {
