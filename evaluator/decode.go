@@ -136,15 +136,22 @@ var errNotExport = errors.New("export_required")
 // duplicate member names (compared after unescaping), no escape decoding to a lone surrogate,
 // nesting at most maxDepth levels (the top-level value is level 1). It is one pass over the bytes
 // straight into the value tree; the tests hold it to the jsontext decoder's verdict on every input.
-func decode(body []byte, maxDepth int, b *buffers) (jval, error) {
+// With owned the tree's strings alias body (see Options.OwnedBody), else a copy of it.
+func decode(body []byte, owned bool, maxDepth int, b *buffers) (jval, error) {
 	if len(body) > maxLen || !utf8.Valid(body) || bytes.HasPrefix(body, []byte("\xef\xbb\xbf")) {
 		return jval{}, errNotExport
 	}
 	p := parsers.Get().(*parser)
 	defer p.release()
-	// One copy of the body holds every string of the export: an unescaped string is a slice of
-	// it, not an allocation of its own.
-	p.src, p.i, p.maxDepth, p.b = string(body), 0, maxDepth, b
+	// One string holds every string of the export: an unescaped string is a slice of it, not an
+	// allocation of its own. It is the body itself when the caller has handed it over.
+	var src string
+	if owned {
+		src = unsafe.String(unsafe.SliceData(body), len(body))
+	} else {
+		src = string(body)
+	}
+	p.src, p.i, p.maxDepth, p.b = src, 0, maxDepth, b
 	p.space()
 	v, ok := p.value(1)
 	if !ok {

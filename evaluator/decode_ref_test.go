@@ -91,13 +91,19 @@ func decodeAgrees(t *testing.T, body []byte, depth int) {
 	t.Helper()
 	b := getBuffers()
 	defer b.release()
-	got, gotErr := decode(body, depth, b)
+	got, gotErr := decode(body, false, depth, b)
 	want, wantErr := refDecode(body, depth)
 	if (gotErr == nil) != (wantErr == nil) {
 		t.Fatalf("decode(%q): error %v, reference error %v", body, gotErr, wantErr)
 	}
 	if gotErr == nil && got.identity() != want.identity() {
 		t.Fatalf("decode(%q) = %s, reference %s", body, got.identity(), want.identity())
+	}
+	// In place (the body handed over) it decodes to the same tree.
+	b2 := getBuffers()
+	defer b2.release()
+	if inPlace, err := decode(body, true, depth, b2); (err == nil) != (gotErr == nil) || (err == nil && inPlace.identity() != got.identity()) {
+		t.Fatalf("decode(%q) in place: %v, copied: %v", body, err, gotErr)
 	}
 	if gotErr == nil && got.kind == kObject && want.kind == kObject {
 		g, w := got.obj(), want.obj()

@@ -20,10 +20,18 @@ func Precheck(ps *rules.ProgramSet, body []byte, now time.Time) (*PrecheckResult
 	return PrecheckWith(ps, body, now, Options{})
 }
 
-// Options change how an evaluation is observed, never what it decides.
+// Options change how an evaluation is observed or fed, never what it decides.
 type Options struct {
 	// Observer sees every rule evaluation (coverage); nil on the request path.
 	Observer rules.Observer
+	// OwnedBody hands the body over: it is decoded where it lies instead of copied first (a
+	// max-size export would be copied whole, 256 KiB per request). The caller must never modify
+	// the body's bytes afterwards, not even after the call has returned, because the decoded
+	// export, Prepared.Caller and the strings of the report or pre-check result may point into
+	// them for as long as they live. A buffer the caller reuses (for the next request, a fuzz
+	// input) must not be passed this way; without OwnedBody the body is copied and the caller
+	// may reuse it as soon as the call returns.
+	OwnedBody bool
 	// explain, when set, collects the explanation of `rules explain`.
 	explain *Explanation
 }
@@ -177,7 +185,7 @@ func prepare(ps *rules.ProgramSet, body []byte, opts Options) (*state, *Refusal,
 		return nil, r, nil
 	}
 	b := getBuffers()
-	top, err := decode(body, ps.Criteria().Caps.JSONDepth, b)
+	top, err := decode(body, opts.OwnedBody, ps.Criteria().Caps.JSONDepth, b)
 	if err != nil {
 		b.release()
 		return nil, refusal("export_required"), nil
