@@ -97,6 +97,10 @@ func TestRetainedPerExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The value tree's size is what the slabs scale with: keep it compact.
+	if unsafe.Sizeof(jval{}) > 16 || unsafe.Sizeof(member{}) > 32 {
+		t.Errorf("jval %d B, member %d B: the decoded tree grew", unsafe.Sizeof(jval{}), unsafe.Sizeof(member{}))
+	}
 	t.Logf("jval %d B, member %d B, record %d B, rules.Value %d B", unsafe.Sizeof(jval{}), unsafe.Sizeof(member{}), unsafe.Sizeof(record{}), unsafe.Sizeof(rules.Value{}))
 	for _, fam := range gen.MaxSizeFamilies {
 		body := gen.MaxSizeExport(fam)
