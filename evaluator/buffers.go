@@ -45,12 +45,18 @@ func getBuffers() *buffers {
 // slabMin is the smallest slab: most containers are small, and a fresh slab serves many.
 const slabMin = 1024
 
+// slabNext is the size of the slab that continues one that ran out, having handed out used
+// entries so far. It grows with the export (a quarter of what it has used) rather than with the
+// full slab, which after a larger export is already sized to it: an export a little larger than
+// the slab adds a slab a quarter its size, not one twice as large, to be collected at the end.
+func slabNext(n, used int) int { return max(n, used/4, slabMin) }
+
 // newVals returns n array elements cut from the slab.
 func (b *buffers) newVals(n int) []jval {
-	b.usedVals += n
 	if len(b.vals)+n > cap(b.vals) {
-		b.vals = make([]jval, 0, max(n, 2*cap(b.vals), slabMin))
+		b.vals = make([]jval, 0, slabNext(n, b.usedVals))
 	}
+	b.usedVals += n
 	at := len(b.vals)
 	b.vals = b.vals[:at+n]
 	return b.vals[at : at+n : at+n]
@@ -58,10 +64,10 @@ func (b *buffers) newVals(n int) []jval {
 
 // newMems returns n object members cut from the slab.
 func (b *buffers) newMems(n int) []member {
-	b.usedMems += n
 	if len(b.mems)+n > cap(b.mems) {
-		b.mems = make([]member, 0, max(n, 2*cap(b.mems), slabMin))
+		b.mems = make([]member, 0, slabNext(n, b.usedMems))
 	}
+	b.usedMems += n
 	at := len(b.mems)
 	b.mems = b.mems[:at+n]
 	return b.mems[at : at+n : at+n]

@@ -8,12 +8,14 @@ package evaluator
 import (
 	"bytes"
 	"errors"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // kind is a JSON value's type.
@@ -31,14 +33,18 @@ const (
 
 var kindNames = [...]string{"absent", "null", "string", "bool", "number", "array", "object"}
 
-// jval is one decoded JSON value. A number keeps its literal in str for value identity (template
-// lineage); no rule reads a number's value.
+// jval is one decoded JSON value. A max-size export decodes to about 8,500 members and up to
+// 4,000 elements, kept in pooled slabs between exports, so it is 16 bytes instead of a string and
+// two slice headers: one pointer and a count whose meaning the kind gives. A string (and a
+// number, whose literal is kept for value identity in template lineage; no rule reads a number's
+// value) points at its bytes in the body or in its unescaped copy; an array at its first element
+// and an object at its first member, both in the buffers' slabs; a bool is true when n is 1. The
+// pointer is nil when n is 0. Pointers rather than slab indices keep every reader free of the
+// slabs: a *jval is read alone.
 type jval struct {
+	p    unsafe.Pointer
+	n    uint32
 	kind kind
-	str  string
-	b    bool
-	arr  []jval
-	obj  []member
 }
 
 type member struct {
@@ -48,11 +54,73 @@ type member struct {
 
 var absent = jval{}
 
+// maxLen is the longest body decode reads: every count and string length fits n.
+const maxLen = math.MaxUint32
+
+// textVal is a string or a number spelled s.
+func textVal(k kind, s string) jval {
+	if s == "" {
+		return jval{kind: k}
+	}
+	return jval{kind: k, p: unsafe.Pointer(unsafe.StringData(s)), n: uint32(len(s))}
+}
+
+// arrVal is an array of the elements es (which it aliases).
+func arrVal(es []jval) jval {
+	if len(es) == 0 {
+		return jval{kind: kArray}
+	}
+	return jval{kind: kArray, p: unsafe.Pointer(&es[0]), n: uint32(len(es))}
+}
+
+// objVal is an object of the members ms (which it aliases).
+func objVal(ms []member) jval {
+	if len(ms) == 0 {
+		return jval{kind: kObject}
+	}
+	return jval{kind: kObject, p: unsafe.Pointer(&ms[0]), n: uint32(len(ms))}
+}
+
+func boolVal(b bool) jval {
+	if b {
+		return jval{kind: kBool, n: 1}
+	}
+	return jval{kind: kBool}
+}
+
+// str is a string's value or a number's literal, "" for every other kind.
+func (v *jval) str() string {
+	if (v.kind != kString && v.kind != kNumber) || v.n == 0 {
+		return ""
+	}
+	return unsafe.String((*byte)(v.p), v.n)
+}
+
+// arr is an array's elements, nil for every other kind.
+func (v *jval) arr() []jval {
+	if v.kind != kArray || v.n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*jval)(v.p), v.n)
+}
+
+// obj is an object's members, nil for every other kind.
+func (v *jval) obj() []member {
+	if v.kind != kObject || v.n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*member)(v.p), v.n)
+}
+
+// boolean is a bool's value, false for every other kind.
+func (v *jval) boolean() bool { return v.kind == kBool && v.n != 0 }
+
 // get returns the member's value, or an absent value. Member names are unique (R-3).
 func (v *jval) get(name string) *jval {
-	for i := range v.obj {
-		if v.obj[i].name == name {
-			return &v.obj[i].val
+	obj := v.obj()
+	for i := range obj {
+		if obj[i].name == name {
+			return &obj[i].val
 		}
 	}
 	return &absent
@@ -69,15 +137,22 @@ var errNotExport = errors.New("export_required")
 // duplicate member names (compared after unescaping), no escape decoding to a lone surrogate,
 // nesting at most maxDepth levels (the top-level value is level 1). It is one pass over the bytes
 // straight into the value tree; the tests hold it to the jsontext decoder's verdict on every input.
-func decode(body []byte, maxDepth int, b *buffers) (jval, error) {
-	if !utf8.Valid(body) || bytes.HasPrefix(body, []byte("\xef\xbb\xbf")) {
+// With owned the tree's strings alias body (see Options.OwnedBody), else a copy of it.
+func decode(body []byte, owned bool, maxDepth int, b *buffers) (jval, error) {
+	if len(body) > maxLen || !utf8.Valid(body) || bytes.HasPrefix(body, []byte("\xef\xbb\xbf")) {
 		return jval{}, errNotExport
 	}
 	p := parsers.Get().(*parser)
 	defer p.release()
-	// One copy of the body holds every string of the export: an unescaped string is a slice of
-	// it, not an allocation of its own.
-	p.src, p.i, p.maxDepth, p.b = string(body), 0, maxDepth, b
+	// One string holds every string of the export: an unescaped string is a slice of it, not an
+	// allocation of its own. It is the body itself when the caller has handed it over.
+	var src string
+	if owned {
+		src = unsafe.String(unsafe.SliceData(body), len(body))
+	} else {
+		src = string(body)
+	}
+	p.src, p.i, p.maxDepth, p.b = src, 0, maxDepth, b
 	p.space()
 	v, ok := p.value(1)
 	if !ok {
@@ -139,7 +214,7 @@ func (p *parser) value(level int) (jval, bool) {
 	switch c := p.src[p.i]; {
 	case c == '"':
 		s, ok := p.str()
-		return jval{kind: kString, str: s}, ok
+		return textVal(kString, s), ok
 	case c == '{':
 		if level > p.maxDepth {
 			return jval{}, false
@@ -151,15 +226,15 @@ func (p *parser) value(level int) (jval, bool) {
 		}
 		return p.array(level)
 	case c == 't':
-		return jval{kind: kBool, b: true}, p.literal("true")
+		return boolVal(true), p.literal("true")
 	case c == 'f':
-		return jval{kind: kBool}, p.literal("false")
+		return boolVal(false), p.literal("false")
 	case c == 'n':
 		return jval{kind: kNull}, p.literal("null")
 	case c == '-' || ('0' <= c && c <= '9'):
 		start := p.i
 		ok := p.number()
-		return jval{kind: kNumber, str: p.src[start:p.i]}, ok // the literal, for value identity only
+		return textVal(kNumber, p.src[start:p.i]), ok // the literal, for value identity only
 	}
 	return jval{}, false
 }
@@ -334,7 +409,7 @@ func (p *parser) array(level int) (jval, bool) {
 			p.i++
 			arr := p.b.newVals(len(p.vals) - start)
 			copy(arr, p.vals[start:])
-			return jval{kind: kArray, arr: arr}, true
+			return arrVal(arr), true
 		}
 		return jval{}, false
 	}
@@ -408,7 +483,7 @@ func (p *parser) object(level int) (jval, bool) {
 			p.i++
 			obj := p.b.newMems(len(p.mems) - start)
 			copy(obj, p.mems[start:])
-			return jval{kind: kObject, obj: obj}, true
+			return objVal(obj), true
 		}
 		return jval{}, false
 	}
@@ -425,24 +500,25 @@ func (v *jval) identity() string {
 func (v *jval) writeIdentity(b *strings.Builder) {
 	switch v.kind {
 	case kString:
-		b.WriteString(strconv.Quote(v.str))
+		b.WriteString(strconv.Quote(v.str()))
 	case kNumber:
-		if f, err := strconv.ParseFloat(v.str, 64); err == nil {
+		if f, err := strconv.ParseFloat(v.str(), 64); err == nil {
 			b.WriteString("n" + strconv.FormatFloat(f, 'g', -1, 64))
 		} else {
-			b.WriteString("n" + v.str)
+			b.WriteString("n" + v.str())
 		}
 	case kBool:
-		b.WriteString(strconv.FormatBool(v.b))
+		b.WriteString(strconv.FormatBool(v.boolean()))
 	case kArray:
 		b.WriteByte('[')
-		for i := range v.arr {
-			v.arr[i].writeIdentity(b)
+		arr := v.arr()
+		for i := range arr {
+			arr[i].writeIdentity(b)
 			b.WriteByte(',')
 		}
 		b.WriteByte(']')
 	case kObject:
-		ms := append([]member(nil), v.obj...)
+		ms := append([]member(nil), v.obj()...)
 		sort.Slice(ms, func(i, j int) bool { return ms[i].name < ms[j].name })
 		b.WriteByte('{')
 		for i := range ms {

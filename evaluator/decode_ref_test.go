@@ -45,28 +45,28 @@ func refReadValue(d *jsontext.Decoder, level, maxDepth int) (jval, error) {
 	case 'n':
 		return jval{kind: kNull}, nil
 	case 't':
-		return jval{kind: kBool, b: true}, nil
+		return boolVal(true), nil
 	case 'f':
-		return jval{kind: kBool}, nil
+		return boolVal(false), nil
 	case '"':
-		return jval{kind: kString, str: t.String()}, nil
+		return textVal(kString, t.String()), nil
 	case '0':
-		return jval{kind: kNumber, str: t.String()}, nil // the literal, for value identity only
+		return textVal(kNumber, t.String()), nil // the literal, for value identity only
 	case '[':
-		v := jval{kind: kArray}
+		var arr []jval
 		for d.PeekKind() != ']' {
 			e, err := refReadValue(d, level+1, maxDepth)
 			if err != nil {
 				return jval{}, err
 			}
-			v.arr = append(v.arr, e)
+			arr = append(arr, e)
 		}
 		if _, err := d.ReadToken(); err != nil {
 			return jval{}, errNotExport
 		}
-		return v, nil
+		return arrVal(arr), nil
 	case '{':
-		v := jval{kind: kObject}
+		var obj []member
 		for d.PeekKind() != '}' {
 			nt, err := d.ReadToken()
 			if err != nil || nt.Kind() != '"' {
@@ -77,12 +77,12 @@ func refReadValue(d *jsontext.Decoder, level, maxDepth int) (jval, error) {
 			if err != nil {
 				return jval{}, err
 			}
-			v.obj = append(v.obj, member{name: name, val: e})
+			obj = append(obj, member{name: name, val: e})
 		}
 		if _, err := d.ReadToken(); err != nil {
 			return jval{}, errNotExport
 		}
-		return v, nil
+		return objVal(obj), nil
 	}
 	return jval{}, errNotExport
 }
@@ -91,7 +91,7 @@ func decodeAgrees(t *testing.T, body []byte, depth int) {
 	t.Helper()
 	b := getBuffers()
 	defer b.release()
-	got, gotErr := decode(body, depth, b)
+	got, gotErr := decode(body, false, depth, b)
 	want, wantErr := refDecode(body, depth)
 	if (gotErr == nil) != (wantErr == nil) {
 		t.Fatalf("decode(%q): error %v, reference error %v", body, gotErr, wantErr)
@@ -99,10 +99,17 @@ func decodeAgrees(t *testing.T, body []byte, depth int) {
 	if gotErr == nil && got.identity() != want.identity() {
 		t.Fatalf("decode(%q) = %s, reference %s", body, got.identity(), want.identity())
 	}
+	// In place (the body handed over) it decodes to the same tree.
+	b2 := getBuffers()
+	defer b2.release()
+	if inPlace, err := decode(body, true, depth, b2); (err == nil) != (gotErr == nil) || (err == nil && inPlace.identity() != got.identity()) {
+		t.Fatalf("decode(%q) in place: %v, copied: %v", body, err, gotErr)
+	}
 	if gotErr == nil && got.kind == kObject && want.kind == kObject {
-		for i := range got.obj { // member order and names exactly (identity sorts them)
-			if got.obj[i].name != want.obj[i].name {
-				t.Fatalf("decode(%q): member %d named %q, reference %q", body, i, got.obj[i].name, want.obj[i].name)
+		g, w := got.obj(), want.obj()
+		for i := range g { // member order and names exactly (identity sorts them)
+			if g[i].name != w[i].name {
+				t.Fatalf("decode(%q): member %d named %q, reference %q", body, i, g[i].name, w[i].name)
 			}
 		}
 	}

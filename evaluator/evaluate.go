@@ -20,10 +20,18 @@ func Precheck(ps *rules.ProgramSet, body []byte, now time.Time) (*PrecheckResult
 	return PrecheckWith(ps, body, now, Options{})
 }
 
-// Options change how an evaluation is observed, never what it decides.
+// Options change how an evaluation is observed or fed, never what it decides.
 type Options struct {
 	// Observer sees every rule evaluation (coverage); nil on the request path.
 	Observer rules.Observer
+	// OwnedBody hands the body over: it is decoded where it lies instead of copied first (a
+	// max-size export would be copied whole, 256 KiB per request). The caller must never modify
+	// the body's bytes afterwards, not even after the call has returned, because the decoded
+	// export, Prepared.Caller and the strings of the report or pre-check result may point into
+	// them for as long as they live. A buffer the caller reuses (for the next request, a fuzz
+	// input) must not be passed this way; without OwnedBody the body is copied and the caller
+	// may reuse it as soon as the call returns.
+	OwnedBody bool
 	// explain, when set, collects the explanation of `rules explain`.
 	explain *Explanation
 }
@@ -86,7 +94,7 @@ func PrepareWith(ps *rules.ProgramSet, body []byte, opts Options) (*Prepared, *R
 // and str is its value when it is a string (isString).
 func (p *Prepared) Caller() (str string, present, isString bool) {
 	c := p.st.caller
-	return c.str, c.present(), c.kind == kString
+	return c.str(), c.present(), c.kind == kString
 }
 
 // Precheck answers the free pre-check from the prepared export: assessability, no factor. It is
@@ -177,7 +185,7 @@ func prepare(ps *rules.ProgramSet, body []byte, opts Options) (*state, *Refusal,
 		return nil, r, nil
 	}
 	b := getBuffers()
-	top, err := decode(body, ps.Criteria().Caps.JSONDepth, b)
+	top, err := decode(body, opts.OwnedBody, ps.Criteria().Caps.JSONDepth, b)
 	if err != nil {
 		b.release()
 		return nil, refusal("export_required"), nil
@@ -440,10 +448,11 @@ func (st *state) fillClusters(rep *Report) error {
 		return nil
 	}
 	// Records grouped by content key (its number), in order of first appearance; each group's
-	// records are chained through next.
-	type group struct{ first, last, size int }
+	// records are chained through next. There are at most as many groups as content keys: one
+	// allocation of 12 bytes each, not a slice grown by doubling.
+	type group struct{ first, last, size int32 }
 	at := make([]int32, len(x.contents)) // content number -> group index + 1
-	var groups []group
+	groups := make([]group, 0, len(x.contents))
 	next := make([]int32, len(x.records))
 	for i := range x.records {
 		r := &x.records[i]
@@ -452,13 +461,13 @@ func (st *state) fillClusters(rep *Report) error {
 		}
 		next[i] = -1
 		if at[r.cid] == 0 {
-			groups = append(groups, group{first: i, last: i, size: 1})
+			groups = append(groups, group{first: int32(i), last: int32(i), size: 1})
 			at[r.cid] = int32(len(groups))
 			continue
 		}
 		g := &groups[at[r.cid]-1]
 		next[g.last] = int32(i)
-		g.last = i
+		g.last = int32(i)
 		g.size++
 	}
 	var clusters []ClusterReport
@@ -469,8 +478,8 @@ func (st *state) fillClusters(rep *Report) error {
 			continue
 		}
 		members = members[:0]
-		for j := g.first; j >= 0; j = int(next[j]) {
-			members = append(members, j)
+		for j := g.first; j >= 0; j = next[j] {
+			members = append(members, int(j))
 		}
 		cr, class, err := st.cluster(members)
 		if err != nil {
@@ -722,41 +731,45 @@ func (st *state) fillDuplicates(rep *Report) {
 	x := st.x
 	w := st.ps.Criteria().Words
 	// A group is one partition's content key, scoped groups also by scope tuple. Groups are
-	// chained through next (record index order), so only groups of two or more allocate.
-	type group struct {
-		partition, scope  string
-		first, last, size int
+	// chained through next (record index order), so only groups of two or more allocate. A group
+	// is its first record, last record and size: its partition and scope are its first record's,
+	// so a max-size export's thousand groups take 12 KB, allocated once.
+	type group struct{ first, last, size int32 }
+	partition := func(r *record) (k uint8, name, scope string) {
+		switch {
+		case r.facts.Global:
+			return 1, "global", r.facts.ScopeString
+		case r.facts.Scoped:
+			return 2, "scoped", r.facts.ScopeString
+		}
+		return 0, "unscoped", ""
 	}
 	index := dupIndexPool.Get().(map[groupKey]int)
 	defer func() {
 		clear(index)
 		dupIndexPool.Put(index)
 	}()
-	var groups []group
+	groups := make([]group, 0, len(x.records))
 	next := make([]int32, len(x.records))
 	for i := range x.records {
 		r := &x.records[i]
 		if !r.live || r.contested {
 			continue
 		}
-		k := groupKey{partition: 0, tid: -1, cid: r.cid}
-		partition, scope := "unscoped", ""
-		switch {
-		case r.facts.Global:
-			k.partition, partition, scope = 1, "global", r.facts.ScopeString
-		case r.facts.Scoped:
-			k.partition, k.tid, partition, scope = 2, r.tid, "scoped", r.facts.ScopeString
+		k := groupKey{tid: -1, cid: r.cid}
+		if k.partition, _, _ = partition(r); k.partition == 2 {
+			k.tid = r.tid
 		}
 		next[i] = -1
 		gi, ok := index[k]
 		if !ok {
 			index[k] = len(groups)
-			groups = append(groups, group{partition: partition, scope: scope, first: i, last: i, size: 1})
+			groups = append(groups, group{first: int32(i), last: int32(i), size: 1})
 			continue
 		}
 		g := &groups[gi]
 		next[g.last] = int32(i)
-		g.last = i
+		g.last = int32(i)
 		g.size++
 	}
 	excess := 0
@@ -765,13 +778,14 @@ func (st *state) fillDuplicates(rep *Report) {
 		if g.size < 2 {
 			continue
 		}
-		excess += g.size - 1
+		excess += int(g.size) - 1
 		ids := make([]string, 0, g.size)
-		for j := g.first; j >= 0; j = int(next[j]) {
+		for j := g.first; j >= 0; j = next[j] {
 			ids = append(ids, x.records[j].id)
 		}
 		sort.Strings(ids)
-		clusters = append(clusters, DuplicateCluster{Partition: g.partition, Scope: g.scope, Count: g.size, Members: ids})
+		_, name, scope := partition(&x.records[g.first])
+		clusters = append(clusters, DuplicateCluster{Partition: name, Scope: scope, Count: int(g.size), Members: ids})
 	}
 	slices.SortFunc(clusters, func(a, b DuplicateCluster) int { return compareIDs(a.Members, b.Members) })
 	for i := range clusters {

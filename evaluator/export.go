@@ -66,14 +66,14 @@ type coverage struct {
 // newExport builds the model of a validated export. It evaluates no rule.
 func newExport(ps *rules.ProgramSet, top *jval, b *buffers) *export {
 	c := ps.Criteria()
-	fam := top.get("family").str
+	fam := top.get("family").str()
 	spec := c.Families[fam]
 	variant := spec.DefaultVariant
 	if v := top.get("variant"); v.kind == kString {
-		variant = v.str
+		variant = v.str()
 	}
 	x := &export{
-		scope: rules.Scope{Family: fam, Form: top.get("form").str, Variant: variant},
+		scope: rules.Scope{Family: fam, Form: top.get("form").str(), Variant: variant},
 		letta: spec.Scope == "attached_to",
 		b:     b,
 		strs:  b.interned, interned: b.internedS[:0],
@@ -86,10 +86,10 @@ func newExport(ps *rules.ProgramSet, top *jval, b *buffers) *export {
 	} else if dk := m.get("declared_scope_keys"); m.kind == kObject && dk.present() {
 		x.keySource = "manifest"
 		seen := map[string]bool{}
-		for _, k := range dk.arr {
-			if !seen[k.str] {
-				seen[k.str] = true
-				x.keys = append(x.keys, k.str)
+		for _, k := range dk.arr() {
+			if !seen[k.str()] {
+				seen[k.str()] = true
+				x.keys = append(x.keys, k.str())
 			}
 		}
 	} else {
@@ -101,7 +101,7 @@ func newExport(ps *rules.ProgramSet, top *jval, b *buffers) *export {
 		standIns = spec.StandIns
 	}
 	contentField := c.Forms[x.scope.Form].ContentField
-	recs := top.get("records").arr
+	recs := top.get("records").arr()
 	b.records = sized(b.records, len(recs))
 	x.records = b.records[:len(recs)]
 	facts, strs := factCount(recs)
@@ -110,8 +110,8 @@ func newExport(ps *rules.ProgramSet, top *jval, b *buffers) *export {
 	for i := range recs {
 		r := &x.records[i]
 		r.raw = &recs[i]
-		r.id = r.raw.get("id").str
-		r.content = r.raw.get(contentField).str
+		r.id = r.raw.get("id").str()
+		r.content = r.raw.get(contentField).str()
 		cid, ok := x.contents[r.content]
 		if !ok {
 			cid = int32(len(x.contents))
@@ -148,27 +148,27 @@ func (x *export) keyScope(r *record, standIns map[string]string, global string) 
 		if v.present() && v.kind != kString {
 			x.cov.NonStringScopeValues++
 		}
-		if v.kind != kString || v.str == "" {
+		if v.kind != kString || v.str() == "" {
 			if alt, ok := standIns[k]; ok {
 				a := r.raw.get(alt)
 				if a.present() && a.kind != kString {
 					x.cov.NonStringScopeValues++
 				}
-				if a.kind == kString && a.str != "" {
+				if a.kind == kString && a.str() != "" {
 					v = a
 					x.cov.SessionIDAsRunID++
 				}
 			}
 		}
-		if v.kind != kString || v.str == "" {
+		if v.kind != kString || v.str() == "" {
 			continue
 		}
-		tuple = appendLP(appendLP(tuple, k), v.str)
+		tuple = appendLP(appendLP(tuple, k), v.str())
 		keys = appendLP(keys, k)
 		if n > 0 {
 			scope = append(scope, '/')
 		}
-		scope = append(scope, v.str...)
+		scope = append(scope, v.str()...)
 		n++
 	}
 	r.tuple, r.tid = x.intern(tuple)
@@ -198,10 +198,10 @@ func (x *export) lettaScope(r *record, global string) {
 	if at.present() && at.kind != kArray {
 		x.cov.NonStringScopeValues++
 	}
-	for _, e := range at.arr {
+	for _, e := range at.arr() {
 		switch {
-		case e.kind == kString && e.str != "":
-			r.set = append(r.set, e.str)
+		case e.kind == kString && e.str() != "":
+			r.set = append(r.set, e.str())
 		case e.present() && e.kind != kString:
 			x.cov.NonStringScopeValues++
 		}
@@ -235,7 +235,7 @@ func (x *export) supersedes() {
 	dangling := map[string]bool{}
 	for i := range x.records {
 		s := x.records[i].raw.get("supersedes")
-		targets := s.arr
+		targets := s.arr()
 		if s.kind == kString {
 			targets = []jval{*s}
 		}
@@ -243,10 +243,10 @@ func (x *export) supersedes() {
 			if t.kind != kString {
 				continue
 			}
-			j, ok := x.byID[t.str]
+			j, ok := x.byID[t.str()]
 			switch {
 			case !ok:
-				dangling[t.str] = true
+				dangling[t.str()] = true
 			case j != i:
 				x.records[j].facts.SupersedesTarget = true
 			}
@@ -268,11 +268,11 @@ func (x *export) readManifest(m *jval) {
 			x.cov.ManifestIgnored++
 			return out
 		}
-		for _, e := range v.arr {
+		for _, e := range v.arr() {
 			if e.kind == kString {
-				out[e.str] = true
+				out[e.str()] = true
 				if entries != nil {
-					*entries = append(*entries, e.str)
+					*entries = append(*entries, e.str())
 				}
 			} else {
 				x.cov.ManifestIgnored++
@@ -285,7 +285,7 @@ func (x *export) readManifest(m *jval) {
 		if v.present() && v.kind != kBool {
 			x.cov.ManifestIgnored++
 		}
-		return v.kind == kBool && v.b
+		return v.boolean()
 	}
 	if m.kind != kObject {
 		x.manifest.globalScopes, x.manifest.privateScopes = map[string]bool{}, map[string]bool{}
@@ -424,16 +424,18 @@ type arena struct {
 // the record's own facts.
 func recordFacts(f *rules.Record, r *jval, ar *arena) {
 	*f = absentRecord
-	for i := range r.obj {
-		m := &r.obj[i]
+	obj := r.obj()
+	for i := range obj {
+		m := &obj[i]
 		if at := factField(f, m.name); at != nil {
 			*at = ar.put(&m.val)
 			continue
 		}
 		if m.name == "metadata" && m.val.kind == kObject {
-			for j := range m.val.obj {
-				if at := metaField(f, m.val.obj[j].name); at != nil {
-					*at = ar.put(&m.val.obj[j].val)
+			meta := m.val.obj()
+			for j := range meta {
+				if at := metaField(f, meta[j].name); at != nil {
+					*at = ar.put(&meta[j].val)
 				}
 			}
 		}
@@ -448,8 +450,9 @@ func factCount(recs []jval) (facts, strs int) {
 		case kString:
 			strs++
 		case kArray:
-			for i := range v.arr {
-				if v.arr[i].kind == kString {
+			arr := v.arr()
+			for i := range arr {
+				if arr[i].kind == kString {
 					strs++
 				}
 			}
@@ -457,14 +460,16 @@ func factCount(recs []jval) (facts, strs int) {
 	}
 	var r rules.Record
 	for i := range recs {
-		for j := range recs[i].obj {
-			m := &recs[i].obj[j]
+		obj := recs[i].obj()
+		for j := range obj {
+			m := &obj[j]
 			if factField(&r, m.name) != nil {
 				count(&m.val)
 			} else if m.name == "metadata" && m.val.kind == kObject {
-				for k := range m.val.obj {
-					if metaField(&r, m.val.obj[k].name) != nil {
-						count(&m.val.obj[k].val)
+				meta := m.val.obj()
+				for k := range meta {
+					if metaField(&r, meta[k].name) != nil {
+						count(&meta[k].val)
 					}
 				}
 			}
@@ -478,27 +483,30 @@ func (ar *arena) put(v *jval) *rules.Value {
 	out := rules.Value{Kind: kindNames[v.kind], Present: v.present()}
 	switch v.kind {
 	case kString:
-		out.Str, out.Set, out.Items = v.str, v.str != "", 1
+		s := v.str()
+		out.Str, out.Set, out.Items = s, s != "", 1
 		at := len(ar.strs)
-		ar.strs = append(ar.strs, v.str)
+		ar.strs = append(ar.strs, s)
 		out.Strs = ar.strs[at : at+1 : at+1]
 	case kBool:
-		out.Bool, out.Set, out.Items = v.b, v.b, 1
+		b := v.boolean()
+		out.Bool, out.Set, out.Items = b, b, 1
 	case kNumber:
 		out.Set, out.Items = true, 1
 	case kArray:
-		out.Set, out.Items = len(v.arr) > 0, int64(len(v.arr))
+		arr := v.arr()
+		out.Set, out.Items = len(arr) > 0, int64(len(arr))
 		at := len(ar.strs)
-		for _, e := range v.arr {
+		for _, e := range arr {
 			if e.kind == kString {
-				ar.strs = append(ar.strs, e.str)
+				ar.strs = append(ar.strs, e.str())
 			}
 		}
 		if n := len(ar.strs); n > at {
 			out.Strs = ar.strs[at:n:n]
 		}
 	case kObject:
-		out.Set, out.Items = len(v.obj) > 0, 1
+		out.Set, out.Items = len(v.obj()) > 0, 1
 	}
 	ar.vals = append(ar.vals, out)
 	return &ar.vals[len(ar.vals)-1]

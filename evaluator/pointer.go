@@ -55,52 +55,53 @@ func (x *export) walk(i int, size int, anchor func(int) bool, trace *[]Step) boo
 			note("", walkNotString)
 			return false
 		}
+		id := ptr.str()
 		if hops > size {
-			note(ptr.str, walkDepth)
+			note(id, walkDepth)
 			return false
 		}
-		listed := x.manifest.globalClaimIDs[ptr.str]
-		o, ok := x.byID[ptr.str]
+		listed := x.manifest.globalClaimIDs[id]
+		o, ok := x.byID[id]
 		switch {
 		case listed && !ok:
-			note(ptr.str, walkAttested)
+			note(id, walkAttested)
 			return true
 		case !ok:
-			note(ptr.str, walkAbsent)
+			note(id, walkAbsent)
 			return false
 		case x.records[o].content != start.content:
-			note(ptr.str, walkKey)
+			note(id, walkKey)
 			return false
 		}
 		if os := x.records[cur].raw.get("origin_scope"); os.present() &&
-			(os.kind != kString || os.str != x.records[o].facts.ScopeString) {
-			note(ptr.str, walkScope)
+			(os.kind != kString || os.str() != x.records[o].facts.ScopeString) {
+			note(id, walkScope)
 			return false
 		}
 		if listed {
-			note(ptr.str, walkListed)
+			note(id, walkListed)
 			return true
 		}
 		next := x.records[o].raw.get("origin_claim_id")
 		if !next.present() {
-			note(ptr.str, walkRoot)
+			note(id, walkRoot)
 			return true
 		}
 		if next.kind != kString {
-			note(ptr.str, walkNotString)
+			note(id, walkNotString)
 			return false
 		}
 		if at, ok := seen(o); ok {
 			for _, j := range path[at:] {
 				if x.records[j].live && anchor(j) {
-					note(ptr.str, walkCycleAnchor)
+					note(id, walkCycleAnchor)
 					return true
 				}
 			}
-			note(ptr.str, walkCycle)
+			note(id, walkCycle)
 			return false
 		}
-		note(ptr.str, walkNext)
+		note(id, walkNext)
 		if visited == nil && len(path) >= len(pathBuf) {
 			visited = make(map[int]int, 2*len(path))
 			for at, j := range path {

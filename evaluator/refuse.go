@@ -62,21 +62,21 @@ var checks = map[string]check{
 		if !f.present() {
 			return false, -1
 		}
-		_, ok := ps.Criteria().Families[f.str]
+		_, ok := ps.Criteria().Families[f.str()]
 		return f.kind != kString || !ok, -1
 	},
 	"form_invalid": func(ps *rules.ProgramSet, top *jval) (bool, int) {
 		f := top.get("form")
-		_, ok := ps.Criteria().Forms[f.str]
+		_, ok := ps.Criteria().Forms[f.str()]
 		return f.kind != kString || !ok, -1
 	},
 	"records_required": func(_ *rules.ProgramSet, top *jval) (bool, int) { return top.get("records").kind != kArray, -1 },
 	"records_empty": func(_ *rules.ProgramSet, top *jval) (bool, int) {
 		r := top.get("records")
-		return r.kind == kArray && len(r.arr) == 0, -1
+		return r.kind == kArray && len(r.arr()) == 0, -1
 	},
 	"record_count_cap": func(ps *rules.ProgramSet, top *jval) (bool, int) {
-		return len(top.get("records").arr) > ps.Criteria().Caps.RecordsPerAudit, -1
+		return len(top.get("records").arr()) > ps.Criteria().Caps.RecordsPerAudit, -1
 	},
 	"record_not_object": eachRecord(func(_ *rules.ProgramSet, _ *jval, r *jval, _ map[string]bool) bool {
 		return r.kind != kObject
@@ -89,8 +89,8 @@ var checks = map[string]check{
 		if r.kind != kObject || id.kind != kString {
 			return false
 		}
-		dup := seen[id.str]
-		seen[id.str] = true
+		dup := seen[id.str()]
+		seen[id.str()] = true
 		return dup
 	}),
 	"content_text_required": contentCheck("content_text_required"),
@@ -111,13 +111,13 @@ var checks = map[string]check{
 		if k.kind != kArray {
 			return true, -1
 		}
-		for _, e := range k.arr {
+		for _, e := range k.arr() {
 			if e.kind != kString {
 				return true, -1
 			}
 			// Names the criteria keep out of every scope, such as the content fields.
 			for _, n := range ps.Criteria().NeverScopeKeys {
-				if e.str == n {
+				if e.str() == n {
 					return true, -1
 				}
 			}
@@ -129,7 +129,7 @@ var checks = map[string]check{
 		if !v.present() {
 			return false, -1
 		}
-		fam, ok := ps.Criteria().Families[top.get("family").str]
+		fam, ok := ps.Criteria().Families[top.get("family").str()]
 		if v.kind != kString {
 			return true, -1
 		}
@@ -137,7 +137,7 @@ var checks = map[string]check{
 			return false, -1 // family_unknown decides
 		}
 		for _, x := range fam.Variants {
-			if x == v.str {
+			if x == v.str() {
 				return false, -1
 			}
 		}
@@ -158,8 +158,9 @@ func eachRecord(fails func(ps *rules.ProgramSet, top, rec *jval, seen map[string
 			clear(seen)
 			seenPool.Put(seen)
 		}()
-		for i := range recs.arr {
-			if fails(ps, top, &recs.arr[i], seen) {
+		arr := recs.arr()
+		for i := range arr {
+			if fails(ps, top, &arr[i], seen) {
 				return true, i
 			}
 		}
@@ -170,12 +171,12 @@ func eachRecord(fails func(ps *rules.ProgramSet, top, rec *jval, seen map[string
 // contentCheck is the content-field rule of the form whose refusal is code.
 func contentCheck(code string) check {
 	return eachRecord(func(ps *rules.ProgramSet, top, r *jval, _ map[string]bool) bool {
-		form, ok := ps.Criteria().Forms[top.get("form").str]
+		form, ok := ps.Criteria().Forms[top.get("form").str()]
 		if !ok || form.Refusal != code || r.kind != kObject {
 			return false
 		}
 		c := r.get(form.ContentField)
-		return c.kind != kString || (!form.AllowEmpty && c.str == "")
+		return c.kind != kString || (!form.AllowEmpty && c.str() == "")
 	})
 }
 
@@ -191,7 +192,7 @@ func validate(ps *rules.ProgramSet, top *jval) *Refusal {
 			r.RecordIndex = intp(idx)
 		}
 		if code == "record_count_cap" {
-			r.Cap, r.Observed = intp(ps.Criteria().Caps.RecordsPerAudit), intp(len(top.get("records").arr))
+			r.Cap, r.Observed = intp(ps.Criteria().Caps.RecordsPerAudit), intp(len(top.get("records").arr()))
 		}
 		return r
 	}

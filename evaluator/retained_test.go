@@ -1,0 +1,111 @@
+package evaluator
+
+import (
+	"runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/scopehygiene/scope-hygiene/gen"
+	"github.com/scopehygiene/scope-hygiene/rules"
+)
+
+// retained is what one pooled buffers set and one parser keep between exports, in bytes: the
+// memory a server holds per CPU while idle, and the floor of its working set per evaluation.
+type retained struct {
+	slabs, records, facts, slots, other, maps, parser int
+}
+
+func (r retained) total() int {
+	return r.slabs + r.records + r.facts + r.slots + r.other + r.maps + r.parser
+}
+
+func capBytes[T any](s []T) int {
+	var z T
+	return cap(s) * int(unsafe.Sizeof(z))
+}
+
+// mapBytes estimates a cleared map's table: clear keeps the room its peak needed. Go's maps
+// keep at most 7 entries per 8 slots, in power-of-two tables, each slot a key, a value and a
+// control byte.
+func mapBytes(peak, slot int) int {
+	slots := 8
+	for slots*7/8 < peak {
+		slots *= 2
+	}
+	return slots * (slot + 1)
+}
+
+func measureRetained(b *buffers, p *parser, byID, contents, interned int) retained {
+	return retained{
+		slabs:   capBytes(b.vals) + capBytes(b.mems),
+		records: capBytes(b.records),
+		facts:   capBytes(b.facts) + capBytes(b.strs),
+		slots:   capBytes(b.slots) + capBytes(b.applies),
+		other:   capBytes(b.internedS),
+		maps: mapBytes(byID, int(unsafe.Sizeof("")+unsafe.Sizeof(0))) +
+			mapBytes(contents, int(unsafe.Sizeof("")+4)) + mapBytes(interned, int(unsafe.Sizeof("")+4)),
+		parser: capBytes(p.vals) + capBytes(p.mems) + cap(p.buf),
+	}
+}
+
+// auditRetained audits body twice through one buffers set (the second time with the slabs sized
+// by the first, as in a steady load) and measures what the set and the parser keep afterwards.
+func auditRetained(t testing.TB, ps *rules.ProgramSet, body []byte) retained {
+	t.Helper()
+	// The parser measured must be the one the audit put back: no collection may empty the pool,
+	// and with one P the audit's Put and the measure's Get use the same per-P slot.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	// Only this test's set in the pool, so that the one measured is the one just used.
+	var idle []*buffers
+	for len(freeBuffers) > 0 {
+		idle = append(idle, <-freeBuffers)
+	}
+	defer func() {
+		for _, b := range idle {
+			select {
+			case freeBuffers <- b:
+			default:
+			}
+		}
+	}()
+	var r retained
+	for range 2 {
+		st, ref, err := prepare(ps, body, Options{})
+		if err != nil || ref != nil {
+			t.Fatalf("prepare: %v %+v", err, ref)
+		}
+		byID, contents, interned := len(st.x.byID), len(st.x.contents), len(st.x.strs)
+		if _, err := (&Prepared{st: st}).Audit(time.Unix(0, 0)); err != nil {
+			t.Fatal(err)
+		}
+		b := <-freeBuffers
+		p := parsers.Get().(*parser)
+		r = measureRetained(b, p, byID, contents, interned)
+		parsers.Put(p)
+		freeBuffers <- b
+	}
+	return r
+}
+
+// TestRetainedPerExport reports (go test -v -run RetainedPerExport ./evaluator) the bytes one
+// pooled buffers set and the parser scratch keep after a max-size export of each family.
+func TestRetainedPerExport(t *testing.T) {
+	ps, err := rules.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The value tree's size is what the slabs scale with: keep it compact.
+	if unsafe.Sizeof(jval{}) > 16 || unsafe.Sizeof(member{}) > 32 {
+		t.Errorf("jval %d B, member %d B: the decoded tree grew", unsafe.Sizeof(jval{}), unsafe.Sizeof(member{}))
+	}
+	t.Logf("jval %d B, member %d B, record %d B, rules.Value %d B", unsafe.Sizeof(jval{}), unsafe.Sizeof(member{}), unsafe.Sizeof(record{}), unsafe.Sizeof(rules.Value{}))
+	for _, fam := range gen.MaxSizeFamilies {
+		body := gen.MaxSizeExport(fam)
+		r := auditRetained(t, ps, body)
+		t.Logf("%-12s body %6d B: retained %8d B (%.1fx body) = slabs %d, records %d, facts %d, slots %d, interned %d, maps ~%d, parser %d",
+			fam, len(body), r.total(), float64(r.total())/float64(len(body)), r.slabs, r.records, r.facts, r.slots, r.other, r.maps, r.parser)
+	}
+}
