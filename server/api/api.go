@@ -68,6 +68,9 @@ type Engine interface {
 // Preparer is an Engine that decodes an export once per request: Prepare validates and decodes
 // the body, and the Prepared answers the pre-check, the audit and the caller member from that one
 // decode. The server uses it when its Engine implements it.
+// The body is the request's own: the server never writes to it or reuses it after Prepare, so a
+// Preparer may keep pointing into it (and results may, for as long as they live) instead of
+// copying it.
 type Preparer interface {
 	Prepare(body []byte) (Prepared, *Refusal, error)
 }

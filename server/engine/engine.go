@@ -53,9 +53,11 @@ func (e Engine) Audit(body []byte, clock func() time.Time) (*api.AuditResult, *a
 }
 
 // Prepare implements api.Preparer: the export is decoded and validated once, and the pre-check,
-// the audit and the caller member are answered from that decode.
+// the audit and the caller member are answered from that decode. The body is handed over, not
+// copied (api.Preparer: the server reads each request's body into a buffer of its own and never
+// writes to it again).
 func (e Engine) Prepare(body []byte) (api.Prepared, *api.Refusal, error) {
-	p, ref, err := evaluator.Prepare(e.PS, body)
+	p, ref, err := evaluator.PrepareWith(e.PS, body, evaluator.Options{OwnedBody: true})
 	if err != nil || ref != nil {
 		return nil, refusal(ref), err
 	}
