@@ -498,15 +498,18 @@ func (s *Server) audit(c echo.Context) error {
 	if !s.unpaidBudget(c) {
 		return nil
 	}
+	t := time.Now()
 	body, err := s.readBody(c)
 	if err != nil {
 		return done(err)
 	}
+	t = s.step(metrics.AuditStepRead, t)
 	sl, err := s.evalSlot(c)
 	if err != nil {
 		return done(err)
 	}
 	defer func() { sl.release() }()
+	t = s.step(metrics.AuditStepSlotWait, t)
 	now := s.cfg.Now()
 	// A malformed export is refused free, before any payment or house check. The export is
 	// decoded here, once; the audit after the payment runs on this decode.
@@ -516,6 +519,7 @@ func (s *Server) audit(c echo.Context) error {
 	} else if ref != nil {
 		return done(s.refuse(c, ref))
 	}
+	s.step(metrics.AuditStepPrepare, t)
 	defer func() { // when no audit runs (no payment, a bad house token)
 		if prep != nil {
 			release(prep)
@@ -550,6 +554,7 @@ func (s *Server) audit(c echo.Context) error {
 		s.evalSlots <- struct{}{}
 		sl = &slot{s: s}
 	}
+	t = time.Now() // a paid audit's payment check is not a step of its own
 	res, err := prep.Audit(s.cfg.Now)
 	// The decoded export is dropped now, not when the answer has been written: a slow reader
 	// must not hold an export's memory while its report is sent.
@@ -557,6 +562,7 @@ func (s *Server) audit(c echo.Context) error {
 	if err != nil || res == nil {
 		return s.internal(c, "rule failed at run time")
 	}
+	t = s.step(metrics.AuditStepAudit, t)
 	// Everything about signing that can fail happens before the ledger row (or the settlement).
 	// The report's canonical form and its signature cannot fail: both are written while the row
 	// commits (sign.Canonicaler).
@@ -572,36 +578,50 @@ func (s *Server) audit(c echo.Context) error {
 			}
 			<-slot
 		}()
-		signed <- unsigned.Sign()
+		t := time.Now()
+		doc := unsigned.Sign()
+		s.step(metrics.AuditStepSign, t)
+		signed <- doc
 	}(sl.handOff())
 	entry := store.LedgerEntry{Timestamp: now, Day: store.Day(now), CriteriaVersion: res.CriteriaRevision,
 		VerdictLine: res.VerdictLine, Op: store.OpAudit, UndeclaredClusters: res.Undeclared, House: house}
 	appendLedger := func(e store.LedgerEntry) (int64, error) {
 		return s.cfg.Store.AppendLedger(c.Request().Context(), e)
 	}
-	payer := "house"
+	payer, written := "house", metrics.AuditStepLedger
 	if house {
 		_, err = appendLedger(entry)
 	} else {
-		payer = "paid"
+		payer, written = "paid", metrics.AuditStepSettle
 		err = s.cfg.Payments.Settle(c, pay, entry, appendLedger)
 	}
 	settled = true // Settle owns the payment from here, whatever it returns
 	if err != nil {
 		return s.storeFailed(c, "ledger write failed", err)
 	}
+	t = s.step(written, t)
 	doc := <-signed
 	if doc == nil {
 		return s.internal(c, "signing failed")
 	}
+	t = s.step(metrics.AuditStepSignWait, t)
 	s.countResult(store.OpAudit, payer)
 	if err := document(c, doc); err != nil {
 		return err // not delivered (a timeout answered, the client left): the payer may resume
 	}
+	s.step(metrics.AuditStepWrite, t)
 	if d, ok := s.cfg.Payments.(Deliverer); ok && pay != nil && c.Request().Context().Err() == nil {
 		d.Delivered(c, pay)
 	}
 	return nil
+}
+
+// step observes one step of an audit begun at start (metrics.AuditSteps) and returns its end, the
+// next step's start. Durations use the monotonic clock, never the configured Now.
+func (s *Server) step(name string, start time.Time) time.Time {
+	end := time.Now()
+	s.cfg.Metrics.AuditSteps.WithLabelValues(s.cfg.Criteria.ID(), name).Observe(end.Sub(start).Seconds())
+	return end
 }
 
 // absURL is the absolute URL of route on this service: the configured public base URL, or the

@@ -36,7 +36,26 @@ type Metrics struct {
 	CriteriaResults *prometheus.CounterVec
 	// CriteriaRefusals counts refusals by criteria id and rule id, for every criteria served.
 	CriteriaRefusals *prometheus.CounterVec
+	// AuditSteps observes how long each step of an audit took, by criteria id and step
+	// (AuditStep*), so that an operator sees where an audit's time goes (a slow disk shows in
+	// "ledger", a crowded machine in "slot_wait").
+	AuditSteps *prometheus.HistogramVec
 }
+
+// The steps of an audit that AuditSteps observes, in the order they run. The signature is
+// computed beside the ledger row, so "sign" overlaps "ledger" and "settle"; "sign_wait" is what
+// the answer waited for it after the row.
+const (
+	AuditStepRead     = "read"      // the request body
+	AuditStepSlotWait = "slot_wait" // an evaluation slot
+	AuditStepPrepare  = "prepare"   // decode, validate, evaluate the records and gates
+	AuditStepAudit    = "audit"     // the factors, the report and its verdict line
+	AuditStepLedger   = "ledger"    // a house audit's ledger row, committed
+	AuditStepSettle   = "settle"    // a paid audit's settlement and ledger row
+	AuditStepSign     = "sign"      // the report's canonical form and its signature
+	AuditStepSignWait = "sign_wait" // the signature, after the row
+	AuditStepWrite    = "write"     // the signed answer, to the client
+)
 
 // New builds the instruments on a fresh registry (with Go and process collectors).
 func New() *Metrics {
@@ -58,7 +77,10 @@ func New() *Metrics {
 		Help: "Signed results by criteria id, criteria revision, op and payer kind (free, paid, house)."}, []string{"criteria_id", "criteria_revision", "op", "payer"})
 	m.CriteriaRefusals = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "criteria_refusals_total",
 		Help: "Refusals by criteria id and rule id."}, []string{"criteria_id", "rule"})
-	m.reg.MustRegister(m.CriteriaResults, m.CriteriaRefusals)
+	m.AuditSteps = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "audit_step_duration_seconds",
+		Help:    "Time each step of an audit took, by criteria id and step (read, slot_wait, prepare, audit, ledger or settle, sign, sign_wait, write).",
+		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}}, []string{"criteria_id", "step"})
+	m.reg.MustRegister(m.CriteriaResults, m.CriteriaRefusals, m.AuditSteps)
 	m.reg.MustRegister(m.Requests, m.Latency, m.Refusals, m.Results, m.FreeTier,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

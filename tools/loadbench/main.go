@@ -27,6 +27,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -44,6 +45,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/scopehygiene/scope-hygiene/evaluator"
 	"github.com/scopehygiene/scope-hygiene/gen"
@@ -158,6 +161,15 @@ func bench(o options, stdout, stderr io.Writer) error {
 	}
 	tw.Flush()
 	fmt.Fprintln(stdout)
+	for _, st := range strings.Split(o.stores, ",") {
+		if m, ok := mems[strings.TrimSpace(st)]; ok && len(m.steps) > 0 {
+			fmt.Fprintf(stdout, "%s: an audit's steps over HTTP at concurrency 1 (mean ms; sign runs beside ledger):", st)
+			for _, sm := range m.steps {
+				fmt.Fprintf(stdout, " %s %.3f", sm.step, ms(sm.mean))
+			}
+			fmt.Fprintln(stdout)
+		}
+	}
 	for _, st := range strings.Split(o.stores, ",") {
 		if m, ok := mems[strings.TrimSpace(st)]; ok && m.inproc > 0 {
 			fmt.Fprintf(stdout, "%s: HTTP /audit at concurrency 1 %.1f/s, in-process engine %.1f/s, interleaved in %s slices: HTTP is %.0f%% of in-process\n",
@@ -372,6 +384,10 @@ func runStore(o options, name, spec, dir string, bodies [][]byte, stderr io.Writ
 	if slices.Contains(o.routes, "/audit") {
 		var httpN, engN int
 		var httpT, engT time.Duration
+		before, err := auditSteps(client, base)
+		if err != nil {
+			return nil, memory{}, err
+		}
 		for end := time.Now().Add(2 * o.duration); time.Now().Before(end); {
 			r := load(client, base, "/audit", token, 1, slice, bodies, &seq)
 			httpN, httpT = httpN+r.n, httpT+slice
@@ -382,6 +398,11 @@ func runStore(o options, name, spec, dir string, bodies [][]byte, stderr io.Writ
 			engN, engT = engN+n, engT+d
 		}
 		mem.http1, mem.inproc = float64(httpN)/httpT.Seconds(), float64(engN)/engT.Seconds()
+		after, err := auditSteps(client, base)
+		if err != nil {
+			return nil, memory{}, err
+		}
+		mem.steps = stepMeans(before, after)
 	}
 	mem.hwm = rss(pid, "VmHWM:")
 	return out, mem, nil
@@ -394,6 +415,9 @@ const slice = 250 * time.Millisecond
 type memory struct {
 	idle, hwm     int64
 	http1, inproc float64 // audits/s at concurrency 1 over HTTP and in process, interleaved
+	// steps is the mean time of each step of an audit over HTTP at concurrency 1 (the server's
+	// scope_hygiene_audit_step_duration_seconds, read before and after), in the server's order.
+	steps []stepMean
 }
 
 // load sends requests from c workers for d and measures each one.
@@ -464,4 +488,69 @@ func rss(pid int, field string) int64 {
 		}
 	}
 	return 0
+}
+
+// stepMean is one audit step's mean duration over a load.
+type stepMean struct {
+	step string
+	mean time.Duration
+	n    uint64
+}
+
+// stepSum is a step's observation count and total seconds, as /metrics reports them.
+type stepSum struct {
+	n   uint64
+	sum float64
+}
+
+// auditSteps reads the v1 audit steps' histograms from the server's /metrics.
+func auditSteps(client *http.Client, base string) (map[string]stepSum, error) {
+	resp, err := client.Get(base + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	out := map[string]stepSum{}
+	fam := families["scope_hygiene_audit_step_duration_seconds"]
+	if fam == nil {
+		return out, nil
+	}
+	for _, m := range fam.GetMetric() {
+		var criteria, step string
+		for _, l := range m.GetLabel() {
+			switch l.GetName() {
+			case "criteria_id":
+				criteria = l.GetValue()
+			case "step":
+				step = l.GetValue()
+			}
+		}
+		if criteria == v1 {
+			out[step] = stepSum{n: m.GetHistogram().GetSampleCount(), sum: m.GetHistogram().GetSampleSum()}
+		}
+	}
+	return out, nil
+}
+
+// v1 is the criteria whose audits loadbench sends.
+const v1 = "memory-scope-hygiene/v1"
+
+// stepOrder is the order in which an audit's steps run (the server's metrics.AuditStep*).
+var stepOrder = []string{"read", "slot_wait", "prepare", "audit", "ledger", "sign", "sign_wait", "write"}
+
+// stepMeans is each step's mean between two readings.
+func stepMeans(before, after map[string]stepSum) []stepMean {
+	var out []stepMean
+	for _, step := range stepOrder {
+		a, b := after[step], before[step]
+		if n := a.n - b.n; n > 0 {
+			out = append(out, stepMean{step: step, n: n, mean: time.Duration(math.Round((a.sum - b.sum) / float64(n) * float64(time.Second)))})
+		}
+	}
+	return out
 }
