@@ -611,7 +611,7 @@ func (s *Server) audit(c echo.Context) error {
 	}
 	s.step(metrics.AuditStepWrite, t)
 	if d, ok := s.cfg.Payments.(Deliverer); ok && pay != nil && c.Request().Context().Err() == nil {
-		d.Delivered(c, pay)
+		deliver(c.Request().Context(), d, pay)
 	}
 	return nil
 }

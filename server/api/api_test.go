@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"flag"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -391,4 +393,56 @@ func (s switchEngine) Audit(b []byte, now func() time.Time) (*api.AuditResult, *
 		panic("engine exploded on " + string(b))
 	}
 	return s.real.Audit(b, now)
+}
+
+// deliveringPayments is fakePayments that counts the payments marked delivered.
+type deliveringPayments struct {
+	fakePayments
+	mu        sync.Mutex
+	delivered []string
+}
+
+func (d *deliveringPayments) Delivered(_ context.Context, p *api.Payment) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.delivered = append(d.delivered, p.TxID)
+}
+
+func (d *deliveringPayments) count() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.delivered)
+}
+
+// TestPaidAuditDeliveredWithTheOuterAnswer: a paid audit answered to its client is marked
+// delivered when its 200 is written; one answered inside another answer (the MCP endpoint's) only
+// when that layer says its own answer went out, once, and never after it said so.
+func TestPaidAuditDeliveredWithTheOuterAnswer(t *testing.T) {
+	pay := &deliveringPayments{}
+	h := newHarness(t, sqliteStore(t), func(c *api.Config) { c.Payments = pay })
+	if r := h.do("POST", "/audit", export(nil), map[string]string{"X-Test-Paid": "1"}); r.Status != 200 || pay.count() != 1 {
+		t.Fatalf("plain paid audit: status %d, %d delivered", r.Status, pay.count())
+	}
+	d := &api.Deliveries{}
+	req := httptest.NewRequest("POST", "/audit", bytes.NewReader(export(nil)))
+	req = req.WithContext(api.WithDeferredDelivery(req.Context(), d))
+	req.Header.Set("X-Test-Paid", "1")
+	rec := httptest.NewRecorder()
+	h.srv.Handler().ServeHTTP(rec, req)
+	if rec.Code != 200 || pay.count() != 1 {
+		t.Fatalf("held-back paid audit: status %d, %d delivered before the outer answer", rec.Code, pay.count())
+	}
+	d.Done()
+	d.Done()
+	if pay.count() != 2 {
+		t.Fatalf("%d delivered after the outer answer, want 2", pay.count())
+	}
+	req = httptest.NewRequest("POST", "/audit", bytes.NewReader(export(nil)))
+	req = req.WithContext(api.WithDeferredDelivery(req.Context(), d))
+	req.Header.Set("X-Test-Paid", "1")
+	rec = httptest.NewRecorder()
+	h.srv.Handler().ServeHTTP(rec, req)
+	if rec.Code != 200 || pay.count() != 2 {
+		t.Fatalf("an answer after Done: status %d, %d delivered", rec.Code, pay.count())
+	}
 }

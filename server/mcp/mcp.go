@@ -134,10 +134,18 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			o.header[k] = v
 		}
 	}
-	r = r.WithContext(context.WithValue(r.Context(), outerKey{}, o))
+	// A paid audit answered in this envelope reaches its payer only with the envelope: it is
+	// marked delivered once the whole answer has been written without error (as a plain /audit
+	// is), and otherwise stays settled but undelivered, so that the payer may resume it.
+	deliveries := &api.Deliveries{}
+	r = r.WithContext(api.WithDeferredDelivery(context.WithValue(r.Context(), outerKey{}, o), deliveries))
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
-	h.sdk.ServeHTTP(&staticRefusals{ResponseWriter: w}, r)
+	sw := &staticRefusals{ResponseWriter: w}
+	h.sdk.ServeHTTP(sw, r)
+	if sw.err == nil && r.Context().Err() == nil {
+		deliveries.Done()
+	}
 }
 
 // staticRefusals replaces the SDK's plain-text refusals (whose text may quote a value of the
@@ -145,6 +153,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type staticRefusals struct {
 	http.ResponseWriter
 	replaced bool
+	err      error // the first failed write: the answer did not reach the client whole
 }
 
 func (s *staticRefusals) WriteHeader(code int) {
@@ -166,7 +175,11 @@ func (s *staticRefusals) Write(b []byte) (int, error) {
 	if s.replaced {
 		return len(b), nil
 	}
-	return s.ResponseWriter.Write(b)
+	n, err := s.ResponseWriter.Write(b)
+	if err != nil && s.err == nil {
+		s.err = err
+	}
+	return n, err
 }
 
 // Flush lets a streamed answer through.

@@ -344,6 +344,21 @@ func (tw *timeoutWriter) Write(p []byte) (int, error) {
 	return tw.w.Write(p)
 }
 
+// FlushError sends what the handler has written so far (its status and headers first, 200 when
+// it set none, as net/http does). After a timeout nothing is sent and it fails. Without it, a
+// flush through Echo's response (a streamed MCP answer) would find no flusher and panic.
+func (tw *timeoutWriter) FlushError() error {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if tw.timedOut {
+		return http.ErrHandlerTimeout
+	}
+	if !tw.begun {
+		tw.begin(http.StatusOK)
+	}
+	return http.NewResponseController(tw.w).Flush()
+}
+
 // finish begins an answer the handler ended without writing (status 200, its headers).
 func (tw *timeoutWriter) finish() {
 	tw.mu.Lock()

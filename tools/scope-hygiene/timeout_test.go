@@ -5,6 +5,8 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/labstack/echo/v4"
 )
 
 func TestTimeoutAnswersStaticJSON(t *testing.T) {
@@ -80,4 +82,33 @@ func TestTimeoutPanicReachesTheServer(t *testing.T) {
 	}()
 	withTimeout(boom, time.Second).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/x", nil))
 	t.Fatal("no panic")
+}
+
+// TestTimeoutWriterFlushes: a handler behind the timeout, inside Echo, can flush (an MCP answer
+// may stream): the status and headers go first and the flush reaches the client; after the
+// deadline a flush fails instead of sending. Without it Echo's flush panics.
+func TestTimeoutWriterFlushes(t *testing.T) {
+	e := echo.New()
+	e.POST("/stream", func(c echo.Context) error {
+		c.Response().Header().Set("Content-Type", "text/event-stream")
+		c.Response().Flush()
+		_, err := c.Response().Write([]byte("data: 1\n\n"))
+		return err
+	})
+	rec := httptest.NewRecorder()
+	withTimeout(e, time.Second).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/stream", nil))
+	if !rec.Flushed || rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "text/event-stream" || rec.Body.String() != "data: 1\n\n" {
+		t.Fatalf("flushed %v, %d %q %q", rec.Flushed, rec.Code, rec.Header().Get("Content-Type"), rec.Body.String())
+	}
+	late := make(chan error, 1)
+	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+		time.Sleep(10 * time.Millisecond) // the timeout body has gone by now
+		late <- http.NewResponseController(w).Flush()
+	})
+	rec = httptest.NewRecorder()
+	withTimeout(slow, 20*time.Millisecond).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/audit", nil))
+	if err := <-late; err == nil || rec.Body.String() != timeoutBody {
+		t.Fatalf("a flush after the timeout: %v, body %q", err, rec.Body.String())
+	}
 }

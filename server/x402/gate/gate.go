@@ -319,9 +319,9 @@ func (g *Gate) pending(c echo.Context, q api.Quote, un *x402.Unavailable, v *x40
 }
 
 // Delivered implements api.Deliverer: the whole 200 body was written, so no resume remains.
-func (g *Gate) Delivered(c echo.Context, p *api.Payment) {
+func (g *Gate) Delivered(ctx context.Context, p *api.Payment) {
 	if rc, ok := p.Handle.(*x402.Receipt); ok {
-		if err := g.settler.Delivered(context.Background(), rc); err != nil {
+		if err := g.settler.Delivered(ctx, rc); err != nil {
 			g.log.Warn("settlement not marked delivered", "reason", "store_error")
 		}
 	}
