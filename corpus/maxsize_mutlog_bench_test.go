@@ -1,11 +1,9 @@
 package corpus_test
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
-	"github.com/scopehygiene/scope-hygiene/corpus"
 	"github.com/scopehygiene/scope-hygiene/evaluator/mutlog"
 	"github.com/scopehygiene/scope-hygiene/gen/forget"
 )
@@ -65,19 +63,7 @@ func TestMaxSizeLogs(t *testing.T) {
 					t.Errorf("%s: no %s in the max-size %s log (%v)", factor, field, mode, o.Audit.Factors[factor])
 				}
 			}
-			raw, err := json.Marshal(o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var want map[string]any
-			if err := json.Unmarshal(raw, &want); err != nil {
-				t.Fatal(err)
-			}
-			got, err := corpus.OutcomeMutLog(ms, body, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diffs := corpus.Compare(want, got); len(diffs) > 0 {
+			if diffs := compareLogWithOracle(t, ms, body); len(diffs) > 0 {
 				t.Fatalf("engine and oracle disagree on the max-size %s log:\n%s", mode, renderDiffs(diffs))
 			}
 		})

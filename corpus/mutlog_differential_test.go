@@ -8,6 +8,7 @@ import (
 
 	"github.com/scopehygiene/scope-hygiene/corpus"
 	"github.com/scopehygiene/scope-hygiene/gen/forget"
+	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
 // TestForgetEnvelopeDifferentialSeeded runs random mutation logs, far more than the pinned corpus
@@ -26,19 +27,7 @@ func TestForgetEnvelopeDifferentialSeeded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		raw, err := json.Marshal(forget.Expect(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var want map[string]any
-		if err := json.Unmarshal(raw, &want); err != nil {
-			t.Fatal(err)
-		}
-		got, err := corpus.OutcomeMutLog(ms, body, nil)
-		if err != nil {
-			t.Fatalf("log %d: %v", i, err)
-		}
-		if diffs := corpus.Compare(want, got); len(diffs) > 0 {
+		if diffs := compareLogWithOracle(t, ms, body); len(diffs) > 0 {
 			t.Fatalf("log %d: engine and oracle disagree:\n%s\nbody: %s", i, renderDiffs(diffs), body)
 		}
 	}
@@ -66,20 +55,27 @@ func FuzzForgetEnvelopeDifferential(f *testing.F) {
 	}
 	ms := loadForgetEnvelope(f)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		raw, err := json.Marshal(forget.Expect(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var want map[string]any
-		if err := json.Unmarshal(raw, &want); err != nil {
-			t.Fatal(err)
-		}
-		got, err := corpus.OutcomeMutLog(ms, body, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diffs := corpus.Compare(want, got); len(diffs) > 0 {
+		if diffs := compareLogWithOracle(t, ms, body); len(diffs) > 0 {
 			t.Fatalf("engine and oracle disagree:\n%s", renderDiffs(diffs))
 		}
 	})
+}
+
+// compareLogWithOracle is where the engine's outcome on one mutation log differs from the
+// independent oracle's (gen/forget), field by field.
+func compareLogWithOracle(t testing.TB, ms *rules.MutLogSet, body []byte) []corpus.Diff {
+	t.Helper()
+	raw, err := json.Marshal(forget.Expect(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want map[string]any
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := corpus.OutcomeMutLog(ms, body, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return corpus.Compare(want, got)
 }
