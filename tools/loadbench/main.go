@@ -106,6 +106,7 @@ type result struct {
 	peakAnon     int64 // its anonymous part (the Go runtime's memory; the rest is the binary's pages)
 	rate         float64
 	p50, p99     time.Duration
+	total        time.Duration // the answered requests' latencies summed
 }
 
 func bench(o options, stdout, stderr io.Writer) error {
@@ -163,7 +164,7 @@ func bench(o options, stdout, stderr io.Writer) error {
 	fmt.Fprintln(stdout)
 	for _, st := range strings.Split(o.stores, ",") {
 		if m, ok := mems[strings.TrimSpace(st)]; ok && len(m.steps) > 0 {
-			fmt.Fprintf(stdout, "%s: an audit's steps over HTTP at concurrency 1 (mean ms; sign runs beside ledger):", st)
+			fmt.Fprintf(stdout, "%s: an audit's steps over HTTP at concurrency 1 (mean ms; sign runs beside ledger; then the whole request on the server and at the client):", st)
 			for _, sm := range m.steps {
 				fmt.Fprintf(stdout, " %s %.3f", sm.step, ms(sm.mean))
 			}
@@ -383,14 +384,14 @@ func runStore(o options, name, spec, dir string, bodies [][]byte, stderr io.Writ
 	// slices, so that both see the same machine (other work on it moves both alike).
 	if slices.Contains(o.routes, "/audit") {
 		var httpN, engN int
-		var httpT, engT time.Duration
+		var httpT, engT, httpLat time.Duration
 		before, err := auditSteps(client, base)
 		if err != nil {
 			return nil, memory{}, err
 		}
 		for end := time.Now().Add(2 * o.duration); time.Now().Before(end); {
 			r := load(client, base, "/audit", token, 1, slice, bodies, &seq)
-			httpN, httpT = httpN+r.n, httpT+slice
+			httpN, httpT, httpLat = httpN+r.n, httpT+slice, httpLat+r.total
 			n, d, err := inProcessN(bodies, slice)
 			if err != nil {
 				return nil, memory{}, err
@@ -403,6 +404,9 @@ func runStore(o options, name, spec, dir string, bodies [][]byte, stderr io.Writ
 			return nil, memory{}, err
 		}
 		mem.steps = stepMeans(before, after)
+		if httpN > 0 {
+			mem.steps = append(mem.steps, stepMean{step: "client_request", n: uint64(httpN), mean: httpLat / time.Duration(httpN)})
+		}
 	}
 	mem.hwm = rss(pid, "VmHWM:")
 	return out, mem, nil
@@ -465,6 +469,9 @@ func load(client *http.Client, base, route, token string, c int, d time.Duration
 	elapsed := time.Since(start)
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	r := result{route: route, c: c, n: len(lat), failed: failed, rate: float64(len(lat)) / elapsed.Seconds()}
+	for _, l := range lat {
+		r.total += l
+	}
 	if len(lat) > 0 {
 		r.p50, r.p99 = lat[len(lat)*50/100], lat[min(len(lat)-1, len(lat)*99/100)]
 	}
@@ -516,6 +523,21 @@ func auditSteps(client *http.Client, base string) (map[string]stepSum, error) {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	out := map[string]stepSum{}
+	// The whole request as the server's middleware times it (routing, limits, the handler).
+	for _, m := range families["scope_hygiene_http_request_duration_seconds"].GetMetric() {
+		var route, method string
+		for _, l := range m.GetLabel() {
+			switch l.GetName() {
+			case "route":
+				route = l.GetValue()
+			case "method":
+				method = l.GetValue()
+			}
+		}
+		if route == "/audit" && method == http.MethodPost {
+			out[stepRequest] = stepSum{n: m.GetHistogram().GetSampleCount(), sum: m.GetHistogram().GetSampleSum()}
+		}
+	}
 	fam := families["scope_hygiene_audit_step_duration_seconds"]
 	if fam == nil {
 		return out, nil
@@ -540,8 +562,12 @@ func auditSteps(client *http.Client, base string) (map[string]stepSum, error) {
 // v1 is the criteria whose audits loadbench sends.
 const v1 = "memory-scope-hygiene/v1"
 
-// stepOrder is the order in which an audit's steps run (the server's metrics.AuditStep*).
-var stepOrder = []string{"read", "slot_wait", "prepare", "audit", "ledger", "sign", "sign_wait", "write"}
+// stepOrder is the order in which an audit's steps run (the server's metrics.AuditStep*), then the
+// whole request as the server saw it.
+var stepOrder = []string{"read", "slot_wait", "prepare", "audit", "ledger", "sign", "sign_wait", "write", stepRequest}
+
+// stepRequest names the server's whole-request time among the steps.
+const stepRequest = "server_request"
 
 // stepMeans is each step's mean between two readings.
 func stepMeans(before, after map[string]stepSum) []stepMean {

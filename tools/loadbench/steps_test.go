@@ -30,13 +30,21 @@ func TestStepMeans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	request := func(route, n, sum string) string {
+		l := `{method="POST",route="` + route + `"`
+		return "# TYPE scope_hygiene_http_request_duration_seconds histogram\n" +
+			"scope_hygiene_http_request_duration_seconds_bucket" + l + `,le="+Inf"} ` + n + "\n" +
+			"scope_hygiene_http_request_duration_seconds_sum" + l + "} " + sum + "\n" +
+			"scope_hygiene_http_request_duration_seconds_count" + l + "} " + n + "\n"
+	}
 	text = head + row(v1, "prepare", "6", "0.010") + row(v1, "ledger", "2", "0.001") + row(v1, "read", "4", "0.0004") +
-		row("other/v1", "prepare", "9", "20")
+		row("other/v1", "prepare", "9", "20") + request("/audit", "4", "0.012")
 	after, err := auditSteps(srv.Client(), srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []stepMean{{step: "read", n: 4, mean: 100 * time.Microsecond}, {step: "prepare", n: 4, mean: 1500 * time.Microsecond}}
+	want := []stepMean{{step: "read", n: 4, mean: 100 * time.Microsecond}, {step: "prepare", n: 4, mean: 1500 * time.Microsecond},
+		{step: stepRequest, n: 4, mean: 3 * time.Millisecond}}
 	if d := cmp.Diff(want, stepMeans(before, after), cmp.AllowUnexported(stepMean{})); d != "" {
 		t.Fatalf("step means (-want +got):\n%s", d)
 	}
