@@ -1,3 +1,9 @@
+// Package evaluator turns (a compiled criteria revision, one export) into a pre-check result, an
+// audit report or a refusal. It is pure: no I/O, no clock (the caller passes the time), no global
+// state, and safe for concurrent use. Every decision is made by a program of the rules.ProgramSet;
+// this package keeps the mechanics: decoding (with the parser it shares with evaluator/mutlog,
+// evaluator/internal/jsontree), refusals in the published order, scope tuples, grouping by content
+// key, the M4 pointer walk and arithmetic.
 package evaluator
 
 import (
