@@ -1,3 +1,9 @@
+// Package evaluator turns (a compiled criteria revision, one export) into a pre-check result, an
+// audit report or a refusal. It is pure: no I/O, no clock (the caller passes the time), no global
+// state, and safe for concurrent use. Every decision is made by a program of the rules.ProgramSet;
+// this package keeps the mechanics: decoding (with the parser it shares with evaluator/mutlog,
+// evaluator/internal/jsontree), refusals in the published order, scope tuples, grouping by content
+// key, the M4 pointer walk and arithmetic.
 package evaluator
 
 import (
@@ -9,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
@@ -94,7 +101,7 @@ func PrepareWith(ps *rules.ProgramSet, body []byte, opts Options) (*Prepared, *R
 // and str is its value when it is a string (isString).
 func (p *Prepared) Caller() (str string, present, isString bool) {
 	c := p.st.caller
-	return c.str(), c.present(), c.kind == kString
+	return c.Str(), c.Present(), c.Kind() == jsontree.String
 }
 
 // Precheck answers the free pre-check from the prepared export: assessability, no factor. It is
@@ -170,7 +177,7 @@ type state struct {
 	live    int
 	gates   [5]*rules.GateProgram // the gate that fired per factor, nil when ASSESSABLE
 	sub     rules.Submission
-	caller  jval // the top-level caller member (the server's free tier reads it)
+	caller  jsontree.Value // the top-level caller member (the server's free tier reads it)
 	scratch [5][]string
 	clAct   *rules.ClusterActivation // one per export: it memoizes the cluster decisions
 	copies  []int
@@ -185,7 +192,7 @@ func prepare(ps *rules.ProgramSet, body []byte, opts Options) (*state, *Refusal,
 		return nil, r, nil
 	}
 	b := getBuffers()
-	top, err := decode(body, opts.OwnedBody, ps.Criteria().Caps.JSONDepth, b)
+	top, err := jsontree.Decode(body, jsontree.Options{MaxDepth: ps.Criteria().Caps.JSONDepth, Owned: opts.OwnedBody}, &b.slabs)
 	if err != nil {
 		b.release()
 		return nil, refusal("export_required"), nil
@@ -195,7 +202,7 @@ func prepare(ps *rules.ProgramSet, body []byte, opts Options) (*state, *Refusal,
 		return nil, r, nil
 	}
 	x := newExport(ps, &top, b)
-	st := &state{opts: opts, ps: ps, x: x, act: ps.NewRecordActivation(x.scope), caller: *top.get("caller")}
+	st := &state{opts: opts, ps: ps, x: x, act: ps.NewRecordActivation(x.scope), caller: *top.Get("caller")}
 	st.act.Obs = opts.Observer
 	if err := st.records(); err != nil {
 		st.release()
@@ -352,7 +359,7 @@ func (st *state) marks() error {
 		if !r.live {
 			continue
 		}
-		if r.raw.get("origin_claim_id").present() {
+		if r.raw.Get("origin_claim_id").Present() {
 			r.hasPointer = true
 			r.facts.M4Resolves = x.walk(i, size[r.cid], anchor, st.pointerTrace(i))
 		}
@@ -547,11 +554,11 @@ func (st *state) cluster(members []int) (*ClusterReport, string, error) {
 		}
 		if r.facts.TemplateID.Set {
 			cl.WithTemplateID++
-			tids = append(tids, r.raw.get("template_id").identity())
+			tids = append(tids, r.raw.Get("template_id").Identity())
 		}
 		if r.facts.BaseTemplateID.Set {
 			cl.WithBaseTemplateID++
-			btids = append(btids, r.raw.get("base_template_id").identity())
+			btids = append(btids, r.raw.Get("base_template_id").Identity())
 		}
 	}
 	cl.DistinctScopes, cl.KeySets, cl.DistinctSources = distinct(scopes), distinct(keySets), distinct(sources)

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
@@ -29,7 +30,7 @@ type export struct {
 type record struct {
 	id      string
 	content string // the content key, exactly as submitted
-	raw     *jval
+	raw     *jsontree.Value
 	facts   rules.Record
 	// tuple identifies the scope; "" when unscoped.
 	tuple string
@@ -64,32 +65,32 @@ type coverage struct {
 }
 
 // newExport builds the model of a validated export. It evaluates no rule.
-func newExport(ps *rules.ProgramSet, top *jval, b *buffers) *export {
+func newExport(ps *rules.ProgramSet, top *jsontree.Value, b *buffers) *export {
 	c := ps.Criteria()
-	fam := top.get("family").str()
+	fam := top.Get("family").Str()
 	spec := c.Families[fam]
 	variant := spec.DefaultVariant
-	if v := top.get("variant"); v.kind == kString {
-		variant = v.str()
+	if v := top.Get("variant"); v.Kind() == jsontree.String {
+		variant = v.Str()
 	}
 	x := &export{
-		scope: rules.Scope{Family: fam, Form: top.get("form").str(), Variant: variant},
+		scope: rules.Scope{Family: fam, Form: top.Get("form").Str(), Variant: variant},
 		letta: spec.Scope == "attached_to",
 		b:     b,
 		strs:  b.interned, interned: b.internedS[:0],
 		byID: b.byID, contents: b.contents,
 	}
-	m := top.get("manifest")
+	m := top.Get("manifest")
 	x.readManifest(m)
 	if x.letta {
 		x.keySource = "attached_to"
-	} else if dk := m.get("declared_scope_keys"); m.kind == kObject && dk.present() {
+	} else if dk := m.Get("declared_scope_keys"); m.Kind() == jsontree.Object && dk.Present() {
 		x.keySource = "manifest"
 		seen := map[string]bool{}
-		for _, k := range dk.arr() {
-			if !seen[k.str()] {
-				seen[k.str()] = true
-				x.keys = append(x.keys, k.str())
+		for _, k := range dk.Arr() {
+			if !seen[k.Str()] {
+				seen[k.Str()] = true
+				x.keys = append(x.keys, k.Str())
 			}
 		}
 	} else {
@@ -101,7 +102,7 @@ func newExport(ps *rules.ProgramSet, top *jval, b *buffers) *export {
 		standIns = spec.StandIns
 	}
 	contentField := c.Forms[x.scope.Form].ContentField
-	recs := top.get("records").arr()
+	recs := top.Get("records").Arr()
 	b.records = sized(b.records, len(recs))
 	x.records = b.records[:len(recs)]
 	facts, strs := factCount(recs)
@@ -110,8 +111,8 @@ func newExport(ps *rules.ProgramSet, top *jval, b *buffers) *export {
 	for i := range recs {
 		r := &x.records[i]
 		r.raw = &recs[i]
-		r.id = r.raw.get("id").str()
-		r.content = r.raw.get(contentField).str()
+		r.id = r.raw.Get("id").Str()
+		r.content = r.raw.Get(contentField).Str()
 		cid, ok := x.contents[r.content]
 		if !ok {
 			cid = int32(len(x.contents))
@@ -144,31 +145,31 @@ func (x *export) keyScope(r *record, standIns map[string]string, global string) 
 	tuple, keys, scope := x.scratch[0][:0], x.scratch[1][:0], x.scratch[2][:0]
 	n := 0
 	for _, k := range x.keys {
-		v := r.raw.get(k)
-		if v.present() && v.kind != kString {
+		v := r.raw.Get(k)
+		if v.Present() && v.Kind() != jsontree.String {
 			x.cov.NonStringScopeValues++
 		}
-		if v.kind != kString || v.str() == "" {
+		if v.Kind() != jsontree.String || v.Str() == "" {
 			if alt, ok := standIns[k]; ok {
-				a := r.raw.get(alt)
-				if a.present() && a.kind != kString {
+				a := r.raw.Get(alt)
+				if a.Present() && a.Kind() != jsontree.String {
 					x.cov.NonStringScopeValues++
 				}
-				if a.kind == kString && a.str() != "" {
+				if a.Kind() == jsontree.String && a.Str() != "" {
 					v = a
 					x.cov.SessionIDAsRunID++
 				}
 			}
 		}
-		if v.kind != kString || v.str() == "" {
+		if v.Kind() != jsontree.String || v.Str() == "" {
 			continue
 		}
-		tuple = appendLP(appendLP(tuple, k), v.str())
+		tuple = appendLP(appendLP(tuple, k), v.Str())
 		keys = appendLP(keys, k)
 		if n > 0 {
 			scope = append(scope, '/')
 		}
-		scope = append(scope, v.str()...)
+		scope = append(scope, v.Str()...)
 		n++
 	}
 	r.tuple, r.tid = x.intern(tuple)
@@ -194,15 +195,15 @@ func (x *export) intern(b []byte) (string, int32) {
 
 // lettaScope resolves a Letta record's scope set; the set {global} is the global partition.
 func (x *export) lettaScope(r *record, global string) {
-	at := r.raw.get("attached_to")
-	if at.present() && at.kind != kArray {
+	at := r.raw.Get("attached_to")
+	if at.Present() && at.Kind() != jsontree.Array {
 		x.cov.NonStringScopeValues++
 	}
-	for _, e := range at.arr() {
+	for _, e := range at.Arr() {
 		switch {
-		case e.kind == kString && e.str() != "":
-			r.set = append(r.set, e.str())
-		case e.present() && e.kind != kString:
+		case e.Kind() == jsontree.String && e.Str() != "":
+			r.set = append(r.set, e.Str())
+		case e.Present() && e.Kind() != jsontree.String:
 			x.cov.NonStringScopeValues++
 		}
 	}
@@ -234,19 +235,19 @@ func appendLP(b []byte, s string) []byte {
 func (x *export) supersedes() {
 	dangling := map[string]bool{}
 	for i := range x.records {
-		s := x.records[i].raw.get("supersedes")
-		targets := s.arr()
-		if s.kind == kString {
-			targets = []jval{*s}
+		s := x.records[i].raw.Get("supersedes")
+		targets := s.Arr()
+		if s.Kind() == jsontree.String {
+			targets = []jsontree.Value{*s}
 		}
 		for _, t := range targets {
-			if t.kind != kString {
+			if t.Kind() != jsontree.String {
 				continue
 			}
-			j, ok := x.byID[t.str()]
+			j, ok := x.byID[t.Str()]
 			switch {
 			case !ok:
-				dangling[t.str()] = true
+				dangling[t.Str()] = true
 			case j != i:
 				x.records[j].facts.SupersedesTarget = true
 			}
@@ -256,23 +257,23 @@ func (x *export) supersedes() {
 }
 
 // readManifest reads the M3 declarations and flags.
-func (x *export) readManifest(m *jval) {
-	x.manifest.present = m.kind == kObject
+func (x *export) readManifest(m *jsontree.Value) {
+	x.manifest.present = m.Kind() == jsontree.Object
 	list := func(name string, entries *[]string) map[string]bool {
 		out := map[string]bool{}
-		v := m.get(name)
-		if !v.present() {
+		v := m.Get(name)
+		if !v.Present() {
 			return out
 		}
-		if v.kind != kArray {
+		if v.Kind() != jsontree.Array {
 			x.cov.ManifestIgnored++
 			return out
 		}
-		for _, e := range v.arr() {
-			if e.kind == kString {
-				out[e.str()] = true
+		for _, e := range v.Arr() {
+			if e.Kind() == jsontree.String {
+				out[e.Str()] = true
 				if entries != nil {
-					*entries = append(*entries, e.str())
+					*entries = append(*entries, e.Str())
 				}
 			} else {
 				x.cov.ManifestIgnored++
@@ -281,13 +282,13 @@ func (x *export) readManifest(m *jval) {
 		return out
 	}
 	flag := func(name string) bool {
-		v := m.get(name)
-		if v.present() && v.kind != kBool {
+		v := m.Get(name)
+		if v.Present() && v.Kind() != jsontree.Bool {
 			x.cov.ManifestIgnored++
 		}
-		return v.boolean()
+		return v.Bool()
 	}
-	if m.kind != kObject {
+	if m.Kind() != jsontree.Object {
 		x.manifest.globalScopes, x.manifest.privateScopes = map[string]bool{}, map[string]bool{}
 		x.manifest.globalContentKeys, x.manifest.globalClaimIDs = map[string]bool{}, map[string]bool{}
 		return
@@ -398,7 +399,7 @@ func metaField(r *rules.Record, name string) **rules.Value {
 var factNames = []string{"replaced_by", "superseded_by", "is_deleted", "invalid_at", "expired_at", "lifecycle_state", "state", "shared", "sharing", "is_template", "template_id", "base_template_id", "source_passage", "file_id", "record_class", "source", "attributed_scope", "history_scope", "storage_scope", "group_id", "episode_group_ids", "endpoint_group_ids", "origin_claim_id", "origin_scope"}
 
 // absentValue is the one, read-only, absent member every record shares.
-var absentValue = &rules.Value{Kind: kindNames[kAbsent]}
+var absentValue = &rules.Value{Kind: jsontree.Absent.String()}
 
 // absentRecord is a record whose every fact is an absent member.
 var absentRecord = func() rules.Record {
@@ -422,20 +423,20 @@ type arena struct {
 
 // recordFacts reduces a record's members to typed values for the rules, in one pass, writing into
 // the record's own facts.
-func recordFacts(f *rules.Record, r *jval, ar *arena) {
+func recordFacts(f *rules.Record, r *jsontree.Value, ar *arena) {
 	*f = absentRecord
-	obj := r.obj()
+	obj := r.Obj()
 	for i := range obj {
 		m := &obj[i]
-		if at := factField(f, m.name); at != nil {
-			*at = ar.put(&m.val)
+		if at := factField(f, m.Name); at != nil {
+			*at = ar.put(&m.Val)
 			continue
 		}
-		if m.name == "metadata" && m.val.kind == kObject {
-			meta := m.val.obj()
+		if m.Name == "metadata" && m.Val.Kind() == jsontree.Object {
+			meta := m.Val.Obj()
 			for j := range meta {
-				if at := metaField(f, meta[j].name); at != nil {
-					*at = ar.put(&meta[j].val)
+				if at := metaField(f, meta[j].Name); at != nil {
+					*at = ar.put(&meta[j].Val)
 				}
 			}
 		}
@@ -443,16 +444,16 @@ func recordFacts(f *rules.Record, r *jval, ar *arena) {
 }
 
 // factCount counts the members that become facts, and the string entries of their Strs.
-func factCount(recs []jval) (facts, strs int) {
-	count := func(v *jval) {
+func factCount(recs []jsontree.Value) (facts, strs int) {
+	count := func(v *jsontree.Value) {
 		facts++
-		switch v.kind {
-		case kString:
+		switch v.Kind() {
+		case jsontree.String:
 			strs++
-		case kArray:
-			arr := v.arr()
+		case jsontree.Array:
+			arr := v.Arr()
 			for i := range arr {
-				if arr[i].kind == kString {
+				if arr[i].Kind() == jsontree.String {
 					strs++
 				}
 			}
@@ -460,16 +461,16 @@ func factCount(recs []jval) (facts, strs int) {
 	}
 	var r rules.Record
 	for i := range recs {
-		obj := recs[i].obj()
+		obj := recs[i].Obj()
 		for j := range obj {
 			m := &obj[j]
-			if factField(&r, m.name) != nil {
-				count(&m.val)
-			} else if m.name == "metadata" && m.val.kind == kObject {
-				meta := m.val.obj()
+			if factField(&r, m.Name) != nil {
+				count(&m.Val)
+			} else if m.Name == "metadata" && m.Val.Kind() == jsontree.Object {
+				meta := m.Val.Obj()
 				for k := range meta {
-					if metaField(&r, meta[k].name) != nil {
-						count(&meta[k].val)
+					if metaField(&r, meta[k].Name) != nil {
+						count(&meta[k].Val)
 					}
 				}
 			}
@@ -479,34 +480,34 @@ func factCount(recs []jval) (facts, strs int) {
 }
 
 // put reduces one JSON value to a rules.Value ("set" as READINGS defines it) in the arena.
-func (ar *arena) put(v *jval) *rules.Value {
-	out := rules.Value{Kind: kindNames[v.kind], Present: v.present()}
-	switch v.kind {
-	case kString:
-		s := v.str()
+func (ar *arena) put(v *jsontree.Value) *rules.Value {
+	out := rules.Value{Kind: v.Kind().String(), Present: v.Present()}
+	switch v.Kind() {
+	case jsontree.String:
+		s := v.Str()
 		out.Str, out.Set, out.Items = s, s != "", 1
 		at := len(ar.strs)
 		ar.strs = append(ar.strs, s)
 		out.Strs = ar.strs[at : at+1 : at+1]
-	case kBool:
-		b := v.boolean()
+	case jsontree.Bool:
+		b := v.Bool()
 		out.Bool, out.Set, out.Items = b, b, 1
-	case kNumber:
+	case jsontree.Number:
 		out.Set, out.Items = true, 1
-	case kArray:
-		arr := v.arr()
+	case jsontree.Array:
+		arr := v.Arr()
 		out.Set, out.Items = len(arr) > 0, int64(len(arr))
 		at := len(ar.strs)
 		for _, e := range arr {
-			if e.kind == kString {
-				ar.strs = append(ar.strs, e.str())
+			if e.Kind() == jsontree.String {
+				ar.strs = append(ar.strs, e.Str())
 			}
 		}
 		if n := len(ar.strs); n > at {
 			out.Strs = ar.strs[at:n:n]
 		}
-	case kObject:
-		out.Set, out.Items = len(v.obj()) > 0, 1
+	case jsontree.Object:
+		out.Set, out.Items = len(v.Obj()) > 0, 1
 	}
 	ar.vals = append(ar.vals, out)
 	return &ar.vals[len(ar.vals)-1]

@@ -1,5 +1,7 @@
 package evaluator
 
+import "github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
+
 // Step names the outcome of one M4 hop, for `rules explain`.
 type Step struct {
 	From, To string
@@ -50,12 +52,12 @@ func (x *export) walk(i int, size int, anchor func(int) bool, trace *[]Step) boo
 		}
 	}
 	for hops := 1; ; hops++ {
-		ptr := x.records[cur].raw.get("origin_claim_id")
-		if ptr.kind != kString {
+		ptr := x.records[cur].raw.Get("origin_claim_id")
+		if ptr.Kind() != jsontree.String {
 			note("", walkNotString)
 			return false
 		}
-		id := ptr.str()
+		id := ptr.Str()
 		if hops > size {
 			note(id, walkDepth)
 			return false
@@ -73,8 +75,8 @@ func (x *export) walk(i int, size int, anchor func(int) bool, trace *[]Step) boo
 			note(id, walkKey)
 			return false
 		}
-		if os := x.records[cur].raw.get("origin_scope"); os.present() &&
-			(os.kind != kString || os.str() != x.records[o].facts.ScopeString) {
+		if os := x.records[cur].raw.Get("origin_scope"); os.Present() &&
+			(os.Kind() != jsontree.String || os.Str() != x.records[o].facts.ScopeString) {
 			note(id, walkScope)
 			return false
 		}
@@ -82,12 +84,12 @@ func (x *export) walk(i int, size int, anchor func(int) bool, trace *[]Step) boo
 			note(id, walkListed)
 			return true
 		}
-		next := x.records[o].raw.get("origin_claim_id")
-		if !next.present() {
+		next := x.records[o].raw.Get("origin_claim_id")
+		if !next.Present() {
 			note(id, walkRoot)
 			return true
 		}
-		if next.kind != kString {
+		if next.Kind() != jsontree.String {
 			note(id, walkNotString)
 			return false
 		}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
@@ -50,94 +51,96 @@ func CheckBodySize(ps *rules.ProgramSet, n int) *Refusal {
 
 // check is one refusal rule's mechanics: it reports whether the export fails the rule, and the
 // index of the first failing record for record-level rules (-1 otherwise).
-type check func(ps *rules.ProgramSet, top *jval) (failed bool, index int)
+type check func(ps *rules.ProgramSet, top *jsontree.Value) (failed bool, index int)
 
 // checks implements every refusal code; criteria.yaml says in which order they run. Each check
 // assumes nothing about the ones before it, so any order the criteria choose is sound.
 var checks = map[string]check{
-	"export_required": func(_ *rules.ProgramSet, top *jval) (bool, int) { return top.kind != kObject, -1 },
-	"family_required": func(_ *rules.ProgramSet, top *jval) (bool, int) { return !top.get("family").present(), -1 },
-	"family_unknown": func(ps *rules.ProgramSet, top *jval) (bool, int) {
-		f := top.get("family")
-		if !f.present() {
+	"export_required": func(_ *rules.ProgramSet, top *jsontree.Value) (bool, int) { return top.Kind() != jsontree.Object, -1 },
+	"family_required": func(_ *rules.ProgramSet, top *jsontree.Value) (bool, int) { return !top.Get("family").Present(), -1 },
+	"family_unknown": func(ps *rules.ProgramSet, top *jsontree.Value) (bool, int) {
+		f := top.Get("family")
+		if !f.Present() {
 			return false, -1
 		}
-		_, ok := ps.Criteria().Families[f.str()]
-		return f.kind != kString || !ok, -1
+		_, ok := ps.Criteria().Families[f.Str()]
+		return f.Kind() != jsontree.String || !ok, -1
 	},
-	"form_invalid": func(ps *rules.ProgramSet, top *jval) (bool, int) {
-		f := top.get("form")
-		_, ok := ps.Criteria().Forms[f.str()]
-		return f.kind != kString || !ok, -1
+	"form_invalid": func(ps *rules.ProgramSet, top *jsontree.Value) (bool, int) {
+		f := top.Get("form")
+		_, ok := ps.Criteria().Forms[f.Str()]
+		return f.Kind() != jsontree.String || !ok, -1
 	},
-	"records_required": func(_ *rules.ProgramSet, top *jval) (bool, int) { return top.get("records").kind != kArray, -1 },
-	"records_empty": func(_ *rules.ProgramSet, top *jval) (bool, int) {
-		r := top.get("records")
-		return r.kind == kArray && len(r.arr()) == 0, -1
+	"records_required": func(_ *rules.ProgramSet, top *jsontree.Value) (bool, int) {
+		return top.Get("records").Kind() != jsontree.Array, -1
 	},
-	"record_count_cap": func(ps *rules.ProgramSet, top *jval) (bool, int) {
-		return len(top.get("records").arr()) > ps.Criteria().Caps.RecordsPerAudit, -1
+	"records_empty": func(_ *rules.ProgramSet, top *jsontree.Value) (bool, int) {
+		r := top.Get("records")
+		return r.Kind() == jsontree.Array && len(r.Arr()) == 0, -1
 	},
-	"record_not_object": eachRecord(func(_ *rules.ProgramSet, _ *jval, r *jval, _ map[string]bool) bool {
-		return r.kind != kObject
+	"record_count_cap": func(ps *rules.ProgramSet, top *jsontree.Value) (bool, int) {
+		return len(top.Get("records").Arr()) > ps.Criteria().Caps.RecordsPerAudit, -1
+	},
+	"record_not_object": eachRecord(func(_ *rules.ProgramSet, _ *jsontree.Value, r *jsontree.Value, _ map[string]bool) bool {
+		return r.Kind() != jsontree.Object
 	}),
-	"record_id_required": eachRecord(func(_ *rules.ProgramSet, _ *jval, r *jval, _ map[string]bool) bool {
-		return r.kind == kObject && r.get("id").kind != kString
+	"record_id_required": eachRecord(func(_ *rules.ProgramSet, _ *jsontree.Value, r *jsontree.Value, _ map[string]bool) bool {
+		return r.Kind() == jsontree.Object && r.Get("id").Kind() != jsontree.String
 	}),
-	"record_id_duplicate": eachRecord(func(_ *rules.ProgramSet, _ *jval, r *jval, seen map[string]bool) bool {
-		id := r.get("id")
-		if r.kind != kObject || id.kind != kString {
+	"record_id_duplicate": eachRecord(func(_ *rules.ProgramSet, _ *jsontree.Value, r *jsontree.Value, seen map[string]bool) bool {
+		id := r.Get("id")
+		if r.Kind() != jsontree.Object || id.Kind() != jsontree.String {
 			return false
 		}
-		dup := seen[id.str()]
-		seen[id.str()] = true
+		dup := seen[id.Str()]
+		seen[id.Str()] = true
 		return dup
 	}),
 	"content_text_required": contentCheck("content_text_required"),
 	"content_hash_required": contentCheck("content_hash_required"),
-	"manifest_invalid": func(_ *rules.ProgramSet, top *jval) (bool, int) {
-		m := top.get("manifest")
-		return m.present() && m.kind != kObject, -1
+	"manifest_invalid": func(_ *rules.ProgramSet, top *jsontree.Value) (bool, int) {
+		m := top.Get("manifest")
+		return m.Present() && m.Kind() != jsontree.Object, -1
 	},
-	"declared_scope_keys_invalid": func(ps *rules.ProgramSet, top *jval) (bool, int) {
-		m := top.get("manifest")
-		if m.kind != kObject {
+	"declared_scope_keys_invalid": func(ps *rules.ProgramSet, top *jsontree.Value) (bool, int) {
+		m := top.Get("manifest")
+		if m.Kind() != jsontree.Object {
 			return false, -1
 		}
-		k := m.get("declared_scope_keys")
-		if !k.present() {
+		k := m.Get("declared_scope_keys")
+		if !k.Present() {
 			return false, -1
 		}
-		if k.kind != kArray {
+		if k.Kind() != jsontree.Array {
 			return true, -1
 		}
-		for _, e := range k.arr() {
-			if e.kind != kString {
+		for _, e := range k.Arr() {
+			if e.Kind() != jsontree.String {
 				return true, -1
 			}
 			// Names the criteria keep out of every scope, such as the content fields.
 			for _, n := range ps.Criteria().NeverScopeKeys {
-				if e.str() == n {
+				if e.Str() == n {
 					return true, -1
 				}
 			}
 		}
 		return false, -1
 	},
-	"variant_unknown": func(ps *rules.ProgramSet, top *jval) (bool, int) {
-		v := top.get("variant")
-		if !v.present() {
+	"variant_unknown": func(ps *rules.ProgramSet, top *jsontree.Value) (bool, int) {
+		v := top.Get("variant")
+		if !v.Present() {
 			return false, -1
 		}
-		fam, ok := ps.Criteria().Families[top.get("family").str()]
-		if v.kind != kString {
+		fam, ok := ps.Criteria().Families[top.Get("family").Str()]
+		if v.Kind() != jsontree.String {
 			return true, -1
 		}
 		if !ok {
 			return false, -1 // family_unknown decides
 		}
 		for _, x := range fam.Variants {
-			if x == v.str() {
+			if x == v.Str() {
 				return false, -1
 			}
 		}
@@ -150,15 +153,15 @@ var checks = map[string]check{
 var seenPool = sync.Pool{New: func() any { return map[string]bool{} }}
 
 // eachRecord lifts a per-record test into a rule that scans every record in array order.
-func eachRecord(fails func(ps *rules.ProgramSet, top, rec *jval, seen map[string]bool) bool) check {
-	return func(ps *rules.ProgramSet, top *jval) (bool, int) {
-		recs := top.get("records")
+func eachRecord(fails func(ps *rules.ProgramSet, top, rec *jsontree.Value, seen map[string]bool) bool) check {
+	return func(ps *rules.ProgramSet, top *jsontree.Value) (bool, int) {
+		recs := top.Get("records")
 		seen := seenPool.Get().(map[string]bool)
 		defer func() {
 			clear(seen)
 			seenPool.Put(seen)
 		}()
-		arr := recs.arr()
+		arr := recs.Arr()
 		for i := range arr {
 			if fails(ps, top, &arr[i], seen) {
 				return true, i
@@ -170,18 +173,18 @@ func eachRecord(fails func(ps *rules.ProgramSet, top, rec *jval, seen map[string
 
 // contentCheck is the content-field rule of the form whose refusal is code.
 func contentCheck(code string) check {
-	return eachRecord(func(ps *rules.ProgramSet, top, r *jval, _ map[string]bool) bool {
-		form, ok := ps.Criteria().Forms[top.get("form").str()]
-		if !ok || form.Refusal != code || r.kind != kObject {
+	return eachRecord(func(ps *rules.ProgramSet, top, r *jsontree.Value, _ map[string]bool) bool {
+		form, ok := ps.Criteria().Forms[top.Get("form").Str()]
+		if !ok || form.Refusal != code || r.Kind() != jsontree.Object {
 			return false
 		}
-		c := r.get(form.ContentField)
-		return c.kind != kString || (!form.AllowEmpty && c.str() == "")
+		c := r.Get(form.ContentField)
+		return c.Kind() != jsontree.String || (!form.AllowEmpty && c.Str() == "")
 	})
 }
 
 // validate runs the refusal rules in the criteria's order and returns the first that fails.
-func validate(ps *rules.ProgramSet, top *jval) *Refusal {
+func validate(ps *rules.ProgramSet, top *jsontree.Value) *Refusal {
 	for _, code := range ps.Criteria().Refusals {
 		failed, idx := checks[code](ps, top)
 		if !failed {
@@ -192,7 +195,7 @@ func validate(ps *rules.ProgramSet, top *jval) *Refusal {
 			r.RecordIndex = intp(idx)
 		}
 		if code == "record_count_cap" {
-			r.Cap, r.Observed = intp(ps.Criteria().Caps.RecordsPerAudit), intp(len(top.get("records").arr()))
+			r.Cap, r.Observed = intp(ps.Criteria().Caps.RecordsPerAudit), intp(len(top.Get("records").Arr()))
 		}
 		return r
 	}

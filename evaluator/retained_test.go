@@ -7,6 +7,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
 	"github.com/scopehygiene/scope-hygiene/gen"
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
@@ -37,16 +38,16 @@ func mapBytes(peak, slot int) int {
 	return slots * (slot + 1)
 }
 
-func measureRetained(b *buffers, p *parser, byID, contents, interned int) retained {
+func measureRetained(b *buffers, byID, contents, interned int) retained {
 	return retained{
-		slabs:   capBytes(b.vals) + capBytes(b.mems),
+		slabs:   b.slabs.Bytes(),
 		records: capBytes(b.records),
 		facts:   capBytes(b.facts) + capBytes(b.strs),
 		slots:   capBytes(b.slots) + capBytes(b.applies),
 		other:   capBytes(b.internedS),
 		maps: mapBytes(byID, int(unsafe.Sizeof("")+unsafe.Sizeof(0))) +
 			mapBytes(contents, int(unsafe.Sizeof("")+4)) + mapBytes(interned, int(unsafe.Sizeof("")+4)),
-		parser: capBytes(p.vals) + capBytes(p.mems) + cap(p.buf),
+		parser: jsontree.ScratchBytes(),
 	}
 }
 
@@ -82,9 +83,7 @@ func auditRetained(t testing.TB, ps *rules.ProgramSet, body []byte) retained {
 			t.Fatal(err)
 		}
 		b := <-freeBuffers
-		p := parsers.Get().(*parser)
-		r = measureRetained(b, p, byID, contents, interned)
-		parsers.Put(p)
+		r = measureRetained(b, byID, contents, interned)
 		freeBuffers <- b
 	}
 	return r
@@ -98,10 +97,10 @@ func TestRetainedPerExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The value tree's size is what the slabs scale with: keep it compact.
-	if unsafe.Sizeof(jval{}) > 16 || unsafe.Sizeof(member{}) > 32 {
-		t.Errorf("jval %d B, member %d B: the decoded tree grew", unsafe.Sizeof(jval{}), unsafe.Sizeof(member{}))
+	if unsafe.Sizeof(jsontree.Value{}) > 16 || unsafe.Sizeof(jsontree.Member{}) > 32 {
+		t.Errorf("value %d B, member %d B: the decoded tree grew", unsafe.Sizeof(jsontree.Value{}), unsafe.Sizeof(jsontree.Member{}))
 	}
-	t.Logf("jval %d B, member %d B, record %d B, rules.Value %d B", unsafe.Sizeof(jval{}), unsafe.Sizeof(member{}), unsafe.Sizeof(record{}), unsafe.Sizeof(rules.Value{}))
+	t.Logf("value %d B, member %d B, record %d B, rules.Value %d B", unsafe.Sizeof(jsontree.Value{}), unsafe.Sizeof(jsontree.Member{}), unsafe.Sizeof(record{}), unsafe.Sizeof(rules.Value{}))
 	for _, fam := range gen.MaxSizeFamilies {
 		body := gen.MaxSizeExport(fam)
 		r := auditRetained(t, ps, body)

@@ -1,3 +1,11 @@
+// Package mutlog is the evaluator mechanics of criteria of kind mutation-log
+// (docs/forget-envelope.md): it turns (a compiled rules.MutLogSet, one mutation-log export) into a
+// pre-check result, an audit report or a refusal. It is pure: no I/O, no clock (the caller passes
+// the time), safe for concurrent use. Go keeps the mechanics only: strict decoding, the refusal
+// checks in the criteria's order, canonicalizing keys by the criteria's steps, ordering events by
+// sequence, replaying the log through the criteria's transition table, matching grants, and
+// arithmetic. Every decision (per-event predicates, assessability gates) is a CEL program of the
+// criteria.
 package mutlog
 
 import (
@@ -6,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
@@ -171,18 +180,30 @@ type state struct {
 	withEnvelope map[int64]bool
 }
 
+// read decodes a body under FE-R-3, runs the refusal checks and reads the log. The value tree
+// lives only here: its slabs go back to the pool before the log is evaluated.
+func read(ms *rules.MutLogSet, body []byte) (*log, *Refusal) {
+	s := getSlabs()
+	defer releaseSlabs(s)
+	top, err := jsontree.Decode(body, jsontree.Options{MaxDepth: ms.Criteria().Caps.JSONDepth}, s)
+	if err != nil {
+		return nil, refusal("export_required")
+	}
+	if r := validate(ms, &top); r != nil {
+		return nil, r
+	}
+	return readLog(ms, &top), nil
+}
+
 func prepare(ms *rules.MutLogSet, body []byte, opts Options) (*state, *Refusal, error) {
 	if r := CheckBodySize(ms, len(body)); r != nil {
 		return nil, r, nil
 	}
-	top, err := decode(body, ms.Criteria().Caps.JSONDepth)
-	if err != nil {
-		return nil, refusal("export_required"), nil
-	}
-	if r := validate(ms, &top); r != nil {
+	l, r := read(ms, body)
+	if r != nil {
 		return nil, r, nil
 	}
-	st := &state{ms: ms, opts: opts, l: readLog(ms, &top), gates: map[string]*rules.GateProgram{}, withEnvelope: map[int64]bool{}}
+	st := &state{ms: ms, opts: opts, l: l, gates: map[string]*rules.GateProgram{}, withEnvelope: map[int64]bool{}}
 	f := &st.facts
 	f.ForgetMode, f.Events, f.Principals, f.Snapshot, f.NewKeys = st.l.mode, int64(len(st.l.events)), int64(st.l.principals), st.l.hasSnap, st.l.newKeys
 	act := &rules.EventActivation{Obs: opts.Observer}

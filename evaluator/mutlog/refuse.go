@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 
+	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
@@ -55,43 +56,44 @@ var integerText = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
 
 // integer reads an integer under FE-R-9: a number written without fraction or exponent, within
 // [lo, maxInt].
-func integer(v *jval, lo int64) (int64, bool) {
-	if v.kind != kNumber || !integerText.MatchString(v.str) {
+func integer(v *jsontree.Value, lo int64) (int64, bool) {
+	if v.Kind() != jsontree.Number || !integerText.MatchString(v.Str()) {
 		return 0, false
 	}
-	n, err := strconv.ParseInt(v.str, 10, 64)
+	n, err := strconv.ParseInt(v.Str(), 10, 64)
 	if err != nil || n < lo || n > maxInt {
 		return 0, false
 	}
 	return n, true
 }
 
-func nonEmptyString(v *jval) bool { return v.kind == kString && v.str != "" }
+func nonEmptyString(v *jsontree.Value) bool { return v.Kind() == jsontree.String && v.Str() != "" }
 
 // view is what the checks read of the export. Each check assumes nothing about the ones before
 // it, so any order the criteria choose is sound.
 type view struct {
 	ms   *rules.MutLogSet
-	top  *jval
+	top  *jsontree.Value
 	dims map[string]bool // string entries of scope_dimensions, whatever their validity
 	// table holds the principal ids when the table is declared (a non-empty array).
 	table map[string]bool
 }
 
-func newView(ms *rules.MutLogSet, top *jval) *view {
+func newView(ms *rules.MutLogSet, top *jsontree.Value) *view {
 	v := &view{ms: ms, top: top, dims: map[string]bool{}}
-	if d := top.get("scope_dimensions"); d.kind == kArray {
-		for _, e := range d.arr {
-			if e.kind == kString {
-				v.dims[e.str] = true
+	if d := top.Get("scope_dimensions"); d.Kind() == jsontree.Array {
+		for _, e := range d.Arr() {
+			if e.Kind() == jsontree.String {
+				v.dims[e.Str()] = true
 			}
 		}
 	}
-	if p := top.get("principals"); p.kind == kArray && len(p.arr) > 0 {
+	if p := top.Get("principals"); p.Kind() == jsontree.Array && len(p.Arr()) > 0 {
 		v.table = map[string]bool{}
-		for i := range p.arr {
-			if id := p.arr[i].get("id"); p.arr[i].kind == kObject && id.kind == kString {
-				v.table[id.str] = true
+		ps := p.Arr()
+		for i := range ps {
+			if id := ps[i].Get("id"); ps[i].Kind() == jsontree.Object && id.Kind() == jsontree.String {
+				v.table[id.Str()] = true
 			}
 		}
 	}
@@ -100,13 +102,14 @@ func newView(ms *rules.MutLogSet, top *jval) *view {
 
 // scopeOK checks a scope object (key.scope, session, a grant): every member names a declared
 // dimension and its value is a string or null.
-func (v *view) scopeOK(s *jval) bool {
-	if s.kind != kObject {
+func (v *view) scopeOK(s *jsontree.Value) bool {
+	if s.Kind() != jsontree.Object {
 		return false
 	}
-	for i := range s.obj {
-		m := &s.obj[i]
-		if !v.dims[m.name] || (m.val.present() && m.val.kind != kString) {
+	ms := s.Obj()
+	for i := range ms {
+		m := &ms[i]
+		if !v.dims[m.Name] || (m.Val.Present() && m.Val.Kind() != jsontree.String) {
 			return false
 		}
 	}
@@ -114,13 +117,13 @@ func (v *view) scopeOK(s *jval) bool {
 }
 
 // keyOK checks a key object (FE-R-11).
-func (v *view) keyOK(k *jval) bool {
-	return k.kind == kObject && k.get("name").kind == kString && v.scopeOK(k.get("scope"))
+func (v *view) keyOK(k *jsontree.Value) bool {
+	return k.Kind() == jsontree.Object && k.Get("name").Kind() == jsontree.String && v.scopeOK(k.Get("scope"))
 }
 
-func (v *view) events() []jval {
-	if e := v.top.get("events"); e.kind == kArray {
-		return e.arr
+func (v *view) events() []jsontree.Value {
+	if e := v.top.Get("events"); e.Kind() == jsontree.Array {
+		return e.Arr()
 	}
 	return nil
 }
@@ -132,11 +135,11 @@ type check func(v *view) (failed bool, index int, observed int)
 func whole(b bool) (bool, int, int) { return b, -1, 0 }
 
 // eachEvent fails on the first event object for which fails holds.
-func eachEvent(fails func(v *view, e *jval, i int) bool) check {
+func eachEvent(fails func(v *view, e *jsontree.Value, i int) bool) check {
 	return func(v *view) (bool, int, int) {
 		evs := v.events()
 		for i := range evs {
-			if evs[i].kind == kObject && fails(v, &evs[i], i) {
+			if evs[i].Kind() == jsontree.Object && fails(v, &evs[i], i) {
 				return true, i, 0
 			}
 		}
@@ -144,80 +147,83 @@ func eachEvent(fails func(v *view, e *jval, i int) bool) check {
 	}
 }
 
-func opOf(e *jval) string {
-	if op := e.get("op"); op.kind == kString {
-		return op.str
+func opOf(e *jsontree.Value) string {
+	if op := e.Get("op"); op.Kind() == jsontree.String {
+		return op.Str()
 	}
 	return ""
 }
 
 // checks implements every refusal code; the criteria's `refusals` order them.
 var checks = map[string]check{
-	"export_required": func(v *view) (bool, int, int) { return whole(v.top.kind != kObject) },
+	"export_required": func(v *view) (bool, int, int) { return whole(v.top.Kind() != jsontree.Object) },
 	"format_invalid": func(v *view) (bool, int, int) {
-		f := v.top.get("format")
-		return whole(f.kind != kString || f.str != v.ms.Criteria().Format)
+		f := v.top.Get("format")
+		return whole(f.Kind() != jsontree.String || f.Str() != v.ms.Criteria().Format)
 	},
 	"forget_mode_invalid": func(v *view) (bool, int, int) {
-		m := v.top.get("forget_mode")
-		if m.kind != kString {
+		m := v.top.Get("forget_mode")
+		if m.Kind() != jsontree.String {
 			return whole(true)
 		}
-		_, ok := v.ms.Criteria().Replay.Modes[m.str]
+		_, ok := v.ms.Criteria().Replay.Modes[m.Str()]
 		return whole(!ok)
 	},
 	"scope_dimensions_invalid": func(v *view) (bool, int, int) {
-		d := v.top.get("scope_dimensions")
-		if d.kind != kArray || len(d.arr) == 0 || len(d.arr) > v.ms.Criteria().Caps.ScopeDimensions {
+		d := v.top.Get("scope_dimensions")
+		ds := d.Arr()
+		if d.Kind() != jsontree.Array || len(ds) == 0 || len(ds) > v.ms.Criteria().Caps.ScopeDimensions {
 			return whole(true)
 		}
 		seen := map[string]bool{}
-		for i := range d.arr {
-			if !nonEmptyString(&d.arr[i]) || seen[d.arr[i].str] {
+		for i := range ds {
+			if !nonEmptyString(&ds[i]) || seen[ds[i].Str()] {
 				return whole(true)
 			}
-			seen[d.arr[i].str] = true
+			seen[ds[i].Str()] = true
 		}
 		return whole(false)
 	},
 	"principals_invalid": func(v *view) (bool, int, int) {
-		p := v.top.get("principals")
-		if !p.present() {
+		p := v.top.Get("principals")
+		if !p.Present() {
 			return whole(false)
 		}
-		if p.kind != kArray {
+		if p.Kind() != jsontree.Array {
 			return whole(true)
 		}
 		seen := map[string]bool{}
-		for i := range p.arr {
-			e := &p.arr[i]
-			if e.kind != kObject {
+		ps := p.Arr()
+		for i := range ps {
+			e := &ps[i]
+			if e.Kind() != jsontree.Object {
 				return true, i, 0
 			}
-			id := e.get("id")
-			if !nonEmptyString(id) || seen[id.str] {
+			id := e.Get("id")
+			if !nonEmptyString(id) || seen[id.Str()] {
 				return true, i, 0
 			}
-			seen[id.str] = true
-			g := e.get("grants")
-			if !g.present() {
+			seen[id.Str()] = true
+			g := e.Get("grants")
+			if !g.Present() {
 				continue
 			}
-			if g.kind != kArray {
+			if g.Kind() != jsontree.Array {
 				return true, i, 0
 			}
-			for j := range g.arr {
-				if !v.scopeOK(&g.arr[j]) {
+			gs := g.Arr()
+			for j := range gs {
+				if !v.scopeOK(&gs[j]) {
 					return true, i, 0
 				}
 			}
 		}
 		return whole(false)
 	},
-	"events_required": func(v *view) (bool, int, int) { return whole(v.top.get("events").kind != kArray) },
+	"events_required": func(v *view) (bool, int, int) { return whole(v.top.Get("events").Kind() != jsontree.Array) },
 	"events_empty": func(v *view) (bool, int, int) {
-		e := v.top.get("events")
-		return whole(e.kind == kArray && len(e.arr) == 0)
+		e := v.top.Get("events")
+		return whole(e.Kind() == jsontree.Array && len(e.Arr()) == 0)
 	},
 	"event_count_cap": func(v *view) (bool, int, int) {
 		n := len(v.events())
@@ -225,24 +231,24 @@ var checks = map[string]check{
 	},
 	"event_not_object": func(v *view) (bool, int, int) {
 		for i, e := range v.events() {
-			if e.kind != kObject {
+			if e.Kind() != jsontree.Object {
 				return true, i, 0
 			}
 		}
 		return false, -1, 0
 	},
-	"event_seq_invalid": eachEvent(func(_ *view, e *jval, _ int) bool {
-		_, ok := integer(e.get("seq"), 1)
+	"event_seq_invalid": eachEvent(func(_ *view, e *jsontree.Value, _ int) bool {
+		_, ok := integer(e.Get("seq"), 1)
 		return !ok
 	}),
 	"event_seq_duplicate": func(v *view) (bool, int, int) {
 		seen := map[int64]bool{}
 		for i := range v.events() {
 			e := &v.events()[i]
-			if e.kind != kObject {
+			if e.Kind() != jsontree.Object {
 				continue
 			}
-			n, ok := integer(e.get("seq"), 1)
+			n, ok := integer(e.Get("seq"), 1)
 			if !ok {
 				continue
 			}
@@ -253,82 +259,85 @@ var checks = map[string]check{
 		}
 		return false, -1, 0
 	},
-	"event_op_invalid": eachEvent(func(_ *view, e *jval, _ int) bool {
+	"event_op_invalid": eachEvent(func(_ *view, e *jsontree.Value, _ int) bool {
 		_, ok := rules.MutLogOps[opOf(e)]
 		return !ok
 	}),
-	"event_key_invalid": eachEvent(func(v *view, e *jval, _ int) bool {
+	"event_key_invalid": eachEvent(func(v *view, e *jsontree.Value, _ int) bool {
 		switch rules.MutLogOps[opOf(e)] {
 		case "key":
-			return !v.keyOK(e.get("key"))
+			return !v.keyOK(e.Get("key"))
 		case "session":
-			return !v.scopeOK(e.get("session"))
+			return !v.scopeOK(e.Get("session"))
 		}
 		return false
 	}),
-	"event_principal_invalid": eachEvent(func(v *view, e *jval, _ int) bool {
+	"event_principal_invalid": eachEvent(func(v *view, e *jsontree.Value, _ int) bool {
 		names := []string{"principal"}
 		if opOf(e) == "reassign" {
 			names = append(names, "to")
 		}
 		for _, n := range names {
-			p := e.get(n)
-			if !p.present() {
+			p := e.Get(n)
+			if !p.Present() {
 				continue
 			}
-			if !nonEmptyString(p) || (v.table != nil && !v.table[p.str]) {
+			if !nonEmptyString(p) || (v.table != nil && !v.table[p.Str()]) {
 				return true
 			}
 		}
 		return false
 	}),
-	"event_version_invalid": eachEvent(func(v *view, e *jval, _ int) bool {
+	"event_version_invalid": eachEvent(func(v *view, e *jsontree.Value, _ int) bool {
 		if !v.ms.Criteria().OpsEvents[opOf(e)].Version {
 			return false
 		}
-		_, ok := integer(e.get("version"), 0)
+		_, ok := integer(e.Get("version"), 0)
 		return !ok
 	}),
-	"envelope_invalid": eachEvent(func(v *view, e *jval, _ int) bool {
-		env := e.get("envelope")
-		if !v.ms.Criteria().OpsEvents[opOf(e)].Envelope || !env.present() {
+	"envelope_invalid": eachEvent(func(v *view, e *jsontree.Value, _ int) bool {
+		env := e.Get("envelope")
+		if !v.ms.Criteria().OpsEvents[opOf(e)].Envelope || !env.Present() {
 			return false
 		}
-		if env.kind != kArray {
+		if env.Kind() != jsontree.Array {
 			return true
 		}
-		for i := range env.arr {
-			if env.arr[i].kind != kString {
+		es := env.Arr()
+		for i := range es {
+			if es[i].Kind() != jsontree.String {
 				return true
 			}
 		}
 		return false
 	}),
 	"snapshot_invalid": func(v *view) (bool, int, int) {
-		s := v.top.get("snapshot")
-		if !s.present() {
+		s := v.top.Get("snapshot")
+		if !s.Present() {
 			return whole(false)
 		}
-		if s.kind != kArray {
+		if s.Kind() != jsontree.Array {
 			return whole(true)
 		}
-		for i := range s.arr {
-			e := &s.arr[i]
-			if e.kind != kObject || !v.keyOK(e.get("key")) {
+		es := s.Arr()
+		for i := range es {
+			e := &es[i]
+			if e.Kind() != jsontree.Object || !v.keyOK(e.Get("key")) {
 				return true, i, 0
 			}
-			if _, ok := integer(e.get("version"), 0); !ok {
+			if _, ok := integer(e.Get("version"), 0); !ok {
 				return true, i, 0
 			}
 		}
 		return whole(false)
 	},
 	"snapshot_count_cap": func(v *view) (bool, int, int) {
-		s := v.top.get("snapshot")
-		if s.kind != kArray {
+		s := v.top.Get("snapshot")
+		if s.Kind() != jsontree.Array {
 			return false, -1, 0
 		}
-		return len(s.arr) > v.ms.Criteria().Caps.SnapshotEntries, -1, len(s.arr)
+		n := len(s.Arr())
+		return n > v.ms.Criteria().Caps.SnapshotEntries, -1, n
 	},
 }
 
@@ -339,13 +348,13 @@ var capRules = map[string]func(c *rules.MutLogCaps) int{
 }
 
 // validate runs the refusal checks in the criteria's order; the first that holds answers.
-func validate(ms *rules.MutLogSet, top *jval) *Refusal {
+func validate(ms *rules.MutLogSet, top *jsontree.Value) *Refusal {
 	v := newView(ms, top)
 	for _, code := range ms.Criteria().Refusals {
-		if code == "export_required" && top.kind != kObject {
+		if code == "export_required" && top.Kind() != jsontree.Object {
 			return refusal(code)
 		}
-		if top.kind != kObject {
+		if top.Kind() != jsontree.Object {
 			continue
 		}
 		failed, index, observed := checks[code](v)

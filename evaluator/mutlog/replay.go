@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
@@ -67,20 +68,20 @@ func writeLP(b *strings.Builder, s string) {
 }
 
 // identities builds a key's raw and slot identities and its canonical scope (FE-R-13).
-func identities(steps, dims []string, scope *jval, name string) (raw, slot string, canon map[string]string) {
+func identities(steps, dims []string, scope *jsontree.Value, name string) (raw, slot string, canon map[string]string) {
 	var r, s strings.Builder
 	canon = map[string]string{}
 	for _, d := range dims {
-		v := scope.get(d)
-		if !v.present() {
+		v := scope.Get(d)
+		if !v.Present() {
 			r.WriteString("-")
 			s.WriteString("-")
 			continue
 		}
-		c := canonical(steps, v.str)
+		c := canonical(steps, v.Str())
 		canon[d] = c
 		r.WriteString("+")
-		writeLP(&r, v.str)
+		writeLP(&r, v.Str())
 		s.WriteString("+")
 		writeLP(&s, c)
 	}
@@ -90,68 +91,69 @@ func identities(steps, dims []string, scope *jval, name string) (raw, slot strin
 }
 
 // readLog turns a validated export into a log.
-func readLog(ms *rules.MutLogSet, top *jval) *log {
+func readLog(ms *rules.MutLogSet, top *jsontree.Value) *log {
 	crit := ms.Criteria()
 	steps := crit.Canonicalization
-	l := &log{mode: top.get("forget_mode").str}
-	if ri := top.get("reinsert_identity"); ri.kind == kString && ri.str == "new_key" {
+	l := &log{mode: top.Get("forget_mode").Str()}
+	if ri := top.Get("reinsert_identity"); ri.Kind() == jsontree.String && ri.Str() == "new_key" {
 		l.newKeys = true
 	}
-	for _, d := range top.get("scope_dimensions").arr {
-		l.dims = append(l.dims, d.str)
+	for _, d := range top.Get("scope_dimensions").Arr() {
+		l.dims = append(l.dims, d.Str())
 	}
-	if p := top.get("principals"); p.kind == kArray && len(p.arr) > 0 {
+	if ps := top.Get("principals").Arr(); len(ps) > 0 {
 		l.table = map[string]*principal{}
-		l.principals = len(p.arr)
-		for i := range p.arr {
+		l.principals = len(ps)
+		for i := range ps {
 			pr := &principal{}
-			g := p.arr[i].get("grants")
-			for j := range g.arr {
+			gs := ps[i].Get("grants").Arr()
+			for j := range gs {
 				m := map[string]string{}
-				for _, mem := range g.arr[j].obj {
-					if mem.val.present() {
-						m[mem.name] = canonical(steps, mem.val.str)
+				for _, mem := range gs[j].Obj() {
+					if mem.Val.Present() {
+						m[mem.Name] = canonical(steps, mem.Val.Str())
 					}
 				}
 				pr.grants = append(pr.grants, m)
 			}
-			l.table[p.arr[i].get("id").str] = pr
+			l.table[ps[i].Get("id").Str()] = pr
 		}
 	}
-	for _, e := range top.get("events").arr {
-		ev := event{op: e.get("op").str}
-		ev.seq, _ = integer(e.get("seq"), 1)
-		if p := e.get("principal"); p.present() {
-			s := p.str
+	for _, e := range top.Get("events").Arr() {
+		ev := event{op: e.Get("op").Str()}
+		ev.seq, _ = integer(e.Get("seq"), 1)
+		if p := e.Get("principal"); p.Present() {
+			s := p.Str()
 			ev.principal = &s
 		}
 		spec := crit.OpsEvents[ev.op]
 		if spec.Target == "key" {
-			k := e.get("key")
-			ev.raw, ev.slot, ev.scope = identities(steps, l.dims, k.get("scope"), k.get("name").str)
+			k := e.Get("key")
+			ev.raw, ev.slot, ev.scope = identities(steps, l.dims, k.Get("scope"), k.Get("name").Str())
 		}
 		if spec.Version {
-			ev.version, _ = integer(e.get("version"), 0)
+			ev.version, _ = integer(e.Get("version"), 0)
 		}
-		if env := e.get("envelope"); spec.Envelope && env.kind == kArray {
-			ev.envelope = make([]string, 0, len(env.arr))
-			for _, s := range env.arr {
-				ev.envelope = append(ev.envelope, s.str)
+		if env := e.Get("envelope"); spec.Envelope && env.Kind() == jsontree.Array {
+			es := env.Arr()
+			ev.envelope = make([]string, 0, len(es))
+			for _, s := range es {
+				ev.envelope = append(ev.envelope, s.Str())
 			}
 		}
 		if spec.AuthorityCheck {
-			a := e.get("authority_checked")
-			ev.checked = a.kind == kBool && a.b
+			a := e.Get("authority_checked")
+			ev.checked = a.Kind() == jsontree.Bool && a.Bool()
 		}
 		l.events = append(l.events, ev)
 	}
 	sort.Slice(l.events, func(i, j int) bool { return l.events[i].seq < l.events[j].seq })
-	if s := top.get("snapshot"); s.kind == kArray {
+	if s := top.Get("snapshot"); s.Kind() == jsontree.Array {
 		l.hasSnap = true
-		for _, e := range s.arr {
-			k := e.get("key")
-			_, slot, _ := identities(steps, l.dims, k.get("scope"), k.get("name").str)
-			v, _ := integer(e.get("version"), 0)
+		for _, e := range s.Arr() {
+			k := e.Get("key")
+			_, slot, _ := identities(steps, l.dims, k.Get("scope"), k.Get("name").Str())
+			v, _ := integer(e.Get("version"), 0)
 			l.snapshot = append(l.snapshot, snapEntry{slot: slot, version: v})
 		}
 	}

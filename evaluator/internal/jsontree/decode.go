@@ -1,0 +1,390 @@
+package jsontree
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// ErrNotJSON is the single, static outcome of any body that is not strict JSON. A decoder's own
+// messages would quote the input, so no detail is given: both rule sets answer such a body with
+// export_required and nothing more.
+var ErrNotJSON = errors.New("export_required")
+
+// Options are what the engines' strictness leaves to them.
+type Options struct {
+	// MaxDepth is the deepest nesting accepted. Depth counts arrays and objects only (R-51,
+	// FE-R-3): the top-level container is level 1, a scalar adds no level.
+	MaxDepth int
+	// Owned hands the body over: the tree's strings alias it, and the caller must never change
+	// it while they are in use. Without it they alias one copy of the body.
+	Owned bool
+}
+
+// Decode parses a request body under R-3 and FE-R-3 (the same rule in both): UTF-8 JSON text
+// (RFC 8259) without a byte-order mark, one value with only whitespace around it, no duplicate
+// member names (compared after unescaping), no escape decoding to a lone surrogate, nesting at most
+// opts.MaxDepth levels. It is one pass over the bytes straight into the value tree, whose arrays
+// and objects are cut from s; the tests hold it to the jsontext decoder's verdict on every input.
+func Decode(body []byte, opts Options, s *Slabs) (Value, error) {
+	if len(body) > maxLen || !utf8.Valid(body) || bytes.HasPrefix(body, []byte("\xef\xbb\xbf")) {
+		return Value{}, ErrNotJSON
+	}
+	p := parsers.Get().(*parser)
+	defer p.release()
+	// One string holds every string of the export: an unescaped string is a slice of it, not an
+	// allocation of its own. It is the body itself when the caller has handed it over.
+	var src string
+	if opts.Owned {
+		src = unsafe.String(unsafe.SliceData(body), len(body))
+	} else {
+		src = string(body)
+	}
+	p.src, p.i, p.maxDepth, p.s = src, 0, opts.MaxDepth, s
+	p.space()
+	v, ok := p.value(1)
+	if !ok {
+		return Value{}, ErrNotJSON
+	}
+	if p.space(); p.i != len(p.src) {
+		return Value{}, ErrNotJSON
+	}
+	return v, nil
+}
+
+// parser is one decode's state, pooled: the input, and the scratch stacks that let every array and
+// object be allocated once, at its final size.
+type parser struct {
+	src      string // the body
+	i        int    // the next byte
+	maxDepth int
+	s        *Slabs // where the tree's arrays and objects are cut from
+	vals     []Value
+	mems     []Member
+	buf      []byte
+}
+
+var parsers = sync.Pool{New: func() any { return &parser{} }}
+
+func (p *parser) release() {
+	clear(p.vals[:cap(p.vals)])
+	clear(p.mems[:cap(p.mems)])
+	p.vals, p.mems, p.src, p.s = p.vals[:0], p.mems[:0], "", nil
+	parsers.Put(p)
+}
+
+// ScratchBytes is what the parser scratch that the next Decode on this P would use keeps between
+// decodes, in bytes (a server's idle memory per CPU, with the slabs).
+func ScratchBytes() int {
+	p := parsers.Get().(*parser)
+	defer parsers.Put(p)
+	return cap(p.vals)*int(unsafe.Sizeof(Value{})) + cap(p.mems)*int(unsafe.Sizeof(Member{})) + cap(p.buf)
+}
+
+func (p *parser) space() {
+	for p.i < len(p.src) {
+		switch p.src[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// literal consumes word (true, false, null).
+func (p *parser) literal(word string) bool {
+	if strings.HasPrefix(p.src[p.i:], word) {
+		p.i += len(word)
+		return true
+	}
+	return false
+}
+
+// value reads one value whose containers, if it is one, sit at the given level. Depth counts
+// arrays and objects only (R-51): a scalar adds no level.
+func (p *parser) value(level int) (Value, bool) {
+	if p.i >= len(p.src) {
+		return Value{}, false
+	}
+	switch c := p.src[p.i]; {
+	case c == '"':
+		s, ok := p.str()
+		return textVal(String, s), ok
+	case c == '{':
+		if level > p.maxDepth {
+			return Value{}, false
+		}
+		return p.object(level)
+	case c == '[':
+		if level > p.maxDepth {
+			return Value{}, false
+		}
+		return p.array(level)
+	case c == 't':
+		return boolVal(true), p.literal("true")
+	case c == 'f':
+		return boolVal(false), p.literal("false")
+	case c == 'n':
+		return Value{kind: Null}, p.literal("null")
+	case c == '-' || ('0' <= c && c <= '9'):
+		start := p.i
+		ok := p.number()
+		return textVal(Number, p.src[start:p.i]), ok // the literal, for value identity only
+	}
+	return Value{}, false
+}
+
+func (p *parser) digits() int {
+	n := 0
+	for p.i < len(p.src) && '0' <= p.src[p.i] && p.src[p.i] <= '9' {
+		p.i++
+		n++
+	}
+	return n
+}
+
+// number reads -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func (p *parser) number() bool {
+	if p.src[p.i] == '-' {
+		p.i++
+	}
+	switch {
+	case p.i < len(p.src) && p.src[p.i] == '0':
+		p.i++
+	case p.digits() == 0:
+		return false
+	}
+	if p.i < len(p.src) && p.src[p.i] == '.' {
+		p.i++
+		if p.digits() == 0 {
+			return false
+		}
+	}
+	if p.i < len(p.src) && (p.src[p.i] == 'e' || p.src[p.i] == 'E') {
+		p.i++
+		if p.i < len(p.src) && (p.src[p.i] == '+' || p.src[p.i] == '-') {
+			p.i++
+		}
+		if p.digits() == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// str reads a string at p.i (its opening quote). Without escapes it is a slice of the body.
+func (p *parser) str() (string, bool) {
+	start := p.i + 1
+	for j := start; j < len(p.src); j++ {
+		switch c := p.src[j]; {
+		case c == '"':
+			p.i = j + 1
+			return p.src[start:j], true
+		case c == '\\':
+			return p.escaped(start, j)
+		case c < 0x20:
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// escaped reads the rest of a string that has an escape at j.
+func (p *parser) escaped(start, j int) (string, bool) {
+	b := append(p.buf[:0], p.src[start:j]...)
+	defer func() { p.buf = b[:0] }()
+	for j < len(p.src) {
+		c := p.src[j]
+		switch {
+		case c == '"':
+			p.i = j + 1
+			return string(b), true
+		case c < 0x20:
+			return "", false
+		case c != '\\':
+			b = append(b, c)
+			j++
+			continue
+		}
+		if j+1 >= len(p.src) {
+			return "", false
+		}
+		switch e := p.src[j+1]; e {
+		case '"', '\\', '/':
+			b = append(b, e)
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			r, ok := hex4(p.src, j+2)
+			if !ok {
+				return "", false
+			}
+			j += 6
+			switch {
+			case utf16.IsSurrogate(r):
+				// A high surrogate must be followed by an escaped low one (no lone surrogate).
+				if r >= 0xDC00 || j+1 >= len(p.src) || p.src[j] != '\\' || p.src[j+1] != 'u' {
+					return "", false
+				}
+				lo, ok := hex4(p.src, j+2)
+				if !ok || lo < 0xDC00 || lo > 0xDFFF {
+					return "", false
+				}
+				j += 6
+				b = utf8.AppendRune(b, utf16.DecodeRune(r, lo))
+			default:
+				b = utf8.AppendRune(b, r)
+			}
+			continue
+		default:
+			return "", false
+		}
+		j += 2
+	}
+	return "", false
+}
+
+// hex4 reads four hex digits at s[i:].
+func hex4(s string, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(s[i : i+4]) {
+		switch {
+		case '0' <= c && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case 'a' <= c && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+func (p *parser) array(level int) (Value, bool) {
+	p.i++ // [
+	start := len(p.vals)
+	defer func() {
+		clear(p.vals[start:])
+		p.vals = p.vals[:start]
+	}()
+	p.space()
+	if p.i < len(p.src) && p.src[p.i] == ']' {
+		p.i++
+		return Value{kind: Array}, true
+	}
+	for {
+		e, ok := p.value(level + 1)
+		if !ok {
+			return Value{}, false
+		}
+		p.vals = append(p.vals, e)
+		p.space()
+		if p.i >= len(p.src) {
+			return Value{}, false
+		}
+		switch p.src[p.i] {
+		case ',':
+			p.i++
+			p.space()
+			continue
+		case ']':
+			p.i++
+			arr := p.s.newVals(len(p.vals) - start)
+			copy(arr, p.vals[start:])
+			return arrVal(arr), true
+		}
+		return Value{}, false
+	}
+}
+
+// dupScanMax is the member count up to which a duplicate name is looked for by scanning; a
+// larger object indexes its names.
+const dupScanMax = 16
+
+func (p *parser) object(level int) (Value, bool) {
+	p.i++ // {
+	start := len(p.mems)
+	defer func() {
+		clear(p.mems[start:])
+		p.mems = p.mems[:start]
+	}()
+	var names map[string]struct{}
+	p.space()
+	if p.i < len(p.src) && p.src[p.i] == '}' {
+		p.i++
+		return Value{kind: Object}, true
+	}
+	for {
+		if p.i >= len(p.src) || p.src[p.i] != '"' {
+			return Value{}, false
+		}
+		name, ok := p.str()
+		if !ok {
+			return Value{}, false
+		}
+		// R-3, FE-R-3: no duplicate member name.
+		if n := len(p.mems) - start; n < dupScanMax {
+			for k := start; k < len(p.mems); k++ {
+				if p.mems[k].Name == name {
+					return Value{}, false
+				}
+			}
+		} else {
+			if names == nil {
+				names = make(map[string]struct{}, 2*n)
+				for k := start; k < len(p.mems); k++ {
+					names[p.mems[k].Name] = struct{}{}
+				}
+			}
+			if _, dup := names[name]; dup {
+				return Value{}, false
+			}
+			names[name] = struct{}{}
+		}
+		p.space()
+		if p.i >= len(p.src) || p.src[p.i] != ':' {
+			return Value{}, false
+		}
+		p.i++
+		p.space()
+		v, ok := p.value(level + 1)
+		if !ok {
+			return Value{}, false
+		}
+		p.mems = append(p.mems, Member{Name: name, Val: v})
+		p.space()
+		if p.i >= len(p.src) {
+			return Value{}, false
+		}
+		switch p.src[p.i] {
+		case ',':
+			p.i++
+			p.space()
+			continue
+		case '}':
+			p.i++
+			obj := p.s.newMems(len(p.mems) - start)
+			copy(obj, p.mems[start:])
+			return objVal(obj), true
+		}
+		return Value{}, false
+	}
+}
