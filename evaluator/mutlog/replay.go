@@ -135,6 +135,7 @@ func appendLP(b []byte, s string) []byte {
 // scratch is pooled (slabs.go) so that its buffers and tables are not rebuilt per audit.
 type keys struct {
 	buf   []byte // the identity being built
+	arena []byte // where this export's identities are kept (str)
 	low   []byte // canonical's scratch
 	spans []int  // the canonical values' [start, end) in buf, -1 for an absent dimension
 	slots map[string]int32
@@ -145,6 +146,23 @@ func (k *keys) reset() {
 	clear(k.slots)
 	clear(k.raws)
 	k.buf, k.low, k.spans = k.buf[:0], k.low[:0], k.spans[:0]
+	k.arena = nil // its strings belong to the log just read
+}
+
+// str keeps a copy of b in the arena: the identities of a log are allocated a chunk at a time
+// rather than one by one. A chunk's bytes are written once and never again (reset drops the
+// chunk instead of reusing it), so the strings cut from it are as immutable as any other.
+func (k *keys) str(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if cap(k.arena)-len(k.arena) < len(b) {
+		// Chunks double from small, so that a small log costs little.
+		k.arena = make([]byte, 0, max(len(b), min(2*cap(k.arena), 16<<10), 512))
+	}
+	start := len(k.arena)
+	k.arena = append(k.arena, b...)
+	return unsafe.String(&k.arena[start], len(b))
 }
 
 // key reads a key's identities (FE-R-13): its raw identity, unless slotOnly, and the number of its
@@ -164,7 +182,7 @@ func (k *keys) key(l *log, steps []string, scope *jsontree.Value, name string, s
 		k.buf = b
 		var ok bool
 		if raw, ok = k.raws[string(b)]; !ok {
-			raw = string(b)
+			raw = k.str(b)
 			k.raws[raw] = raw
 		}
 	}
@@ -187,7 +205,7 @@ func (k *keys) key(l *log, steps []string, scope *jsontree.Value, name string, s
 	if n, ok := k.slots[string(b)]; ok {
 		return raw, n
 	}
-	id := string(b)
+	id := k.str(b)
 	slot = int32(len(l.slots))
 	k.slots[id] = slot
 	l.slots = append(l.slots, id)

@@ -1,10 +1,14 @@
 package mutlog
 
 import (
+	"os"
 	"regexp"
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/scopehygiene/scope-hygiene/gen/forget"
+	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
 // TestCanonicalSteps holds the allocation-free steps to their plain definitions (FE-R-12), and
@@ -49,5 +53,50 @@ func TestIntegerText(t *testing.T) {
 		if got, want := integerText(s), re.MatchString(s); got != want {
 			t.Errorf("integerText(%q) = %v, want %v", s, got, want)
 		}
+	}
+}
+
+// TestIdentitiesOutliveTheirScratch: the identity scratch is reused by the next log, so a log's
+// identities must not be in it. A log is read, many others (max-size ones included) are read
+// through the same pool, and its identities must be unchanged.
+func TestIdentitiesOutliveTheirScratch(t *testing.T) {
+	src, err := os.ReadFile("../../criteria/forget-envelope.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := rules.LoadMutationLog("forget-envelope.yaml", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := func(l *log) string {
+		var b strings.Builder
+		for _, s := range l.slots {
+			b.WriteString(s + "|")
+		}
+		for _, d := range l.scopes {
+			b.WriteString(d.val + "|")
+		}
+		for _, e := range l.events {
+			b.WriteString(e.raw + "|")
+		}
+		return b.String()
+	}
+	first, ref := read(ms, forget.MaxSizeLog(forget.ModeTransitional))
+	if ref != nil {
+		t.Fatal(ref)
+	}
+	want := ids(first)
+	for i := 0; i < 40; i++ {
+		body, err := forget.RandomLog(11, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%10 == 0 {
+			body = forget.MaxSizeLog(forget.MaxSizeModes[i/10%len(forget.MaxSizeModes)])
+		}
+		read(ms, body)
+	}
+	if ids(first) != want {
+		t.Fatal("a log's identities changed after later logs reused the scratch")
 	}
 }
