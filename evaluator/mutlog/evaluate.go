@@ -176,8 +176,12 @@ type state struct {
 	l     *log
 	facts rules.LogFacts
 	gates map[string]*rules.GateProgram
-	// withEnvelope holds the forget.with_envelope decision per forget seq.
-	withEnvelope map[int64]bool
+	// withEnvelope holds the forget.with_envelope decision per event, by index in l.events.
+	withEnvelope []bool
+	// ev and fg are the facts of the event being decided, reused: the programs read them only
+	// while they run.
+	ev rules.LogEvent
+	fg rules.LogForget
 }
 
 // read decodes a body under FE-R-3, runs the refusal checks and reads the log. The value tree
@@ -203,7 +207,7 @@ func prepare(ms *rules.MutLogSet, body []byte, opts Options) (*state, *Refusal, 
 	if r != nil {
 		return nil, r, nil
 	}
-	st := &state{ms: ms, opts: opts, l: l, gates: map[string]*rules.GateProgram{}, withEnvelope: map[int64]bool{}}
+	st := &state{ms: ms, opts: opts, l: l, gates: map[string]*rules.GateProgram{}, withEnvelope: make([]bool, len(l.events))}
 	f := &st.facts
 	f.ForgetMode, f.Events, f.Principals, f.Snapshot, f.NewKeys = st.l.mode, int64(len(st.l.events)), int64(st.l.principals), st.l.hasSnap, st.l.newKeys
 	act := &rules.EventActivation{Obs: opts.Observer}
@@ -217,7 +221,7 @@ func prepare(ms *rules.MutLogSet, body []byte, opts Options) (*state, *Refusal, 
 			if err != nil {
 				return nil, nil, err
 			}
-			st.withEnvelope[ev.seq] = v[0]
+			st.withEnvelope[i] = v[0]
 			if v[0] {
 				f.ForgetsWithEnvelope++
 			}
@@ -238,21 +242,25 @@ func prepare(ms *rules.MutLogSet, body []byte, opts Options) (*state, *Refusal, 
 
 // eventFacts are the CEL facts of one event.
 func (st *state) eventFacts(ev *event) *rules.LogEvent {
-	e := &rules.LogEvent{Seq: ev.seq, Op: ev.op, EnvelopeRecorded: ev.envelope != nil, AuthorityChecked: ev.checked, RawKey: ev.raw}
-	if ev.principal != nil {
-		e.HasPrincipal, e.Principal = true, *ev.principal
-		if p := st.l.table[*ev.principal]; p != nil && ev.scope != nil {
-			e.GrantsCover = p.covers(ev.scope)
+	e := &st.ev
+	*e = rules.LogEvent{Seq: ev.seq, Op: ev.op, EnvelopeRecorded: ev.envelope != nil, AuthorityChecked: ev.checked, RawKey: ev.raw}
+	if ev.hasPrincipal {
+		e.HasPrincipal, e.Principal = true, ev.principal
+		if p := st.l.table[ev.principal]; p != nil && ev.keyed {
+			e.GrantsCover = p.covers(st.l.scope(ev.slot))
 		}
 	}
 	return e
 }
 
-func forgetFacts(ev *event) *rules.LogForget {
+func (st *state) forgetFacts(ev *event) *rules.LogForget {
+	f := &st.fg
 	if ev == nil {
-		return &rules.LogForget{}
+		*f = rules.LogForget{}
+		return f
 	}
-	return &rules.LogForget{Seq: ev.seq, EnvelopeRecorded: ev.envelope != nil, Envelope: ev.envelope, RawKey: ev.raw}
+	*f = rules.LogForget{Seq: ev.seq, EnvelopeRecorded: ev.envelope != nil, Envelope: ev.envelope, RawKey: ev.raw}
+	return f
 }
 
 func (st *state) status(factor string) Status {
@@ -319,7 +327,7 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 	for i := range l.events {
 		if ev := &l.events[i]; ev.op == "forget" {
 			fe.Forgets++
-			if st.withEnvelope[ev.seq] {
+			if st.withEnvelope[i] {
 				fe.WithEnvelope++
 			} else {
 				fe.WithoutEnvelope = append(fe.WithoutEnvelope, ev.seq)
@@ -341,7 +349,7 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 	ro := Reopens{Status: w.Assessable, UncheckedSeqs: seqs(), RetiredWriteSeqs: seqs()}
 	act := &rules.EventActivation{Obs: opts.Observer}
 	for _, r := range rp.reinserts {
-		act.Event, act.Forget = st.eventFacts(r.ev), forgetFacts(r.forget)
+		act.Event, act.Forget = st.eventFacts(r.ev), st.forgetFacts(r.forget)
 		v, err := ms.Decide("reinsert", act)
 		if err != nil {
 			return nil, nil, err
@@ -422,20 +430,20 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 
 	// (7) replay against the snapshot.
 	live := 0
-	for _, s := range rp.slots {
-		if s.status == c.Replay.Live {
+	for _, n := range rp.order {
+		if rp.slots[n].status == c.Replay.Live {
 			live++
 		}
 	}
 	rv := Replay{Status: w.Assessable, LiveSlots: live, SnapshotEntries: len(l.snapshot), MissingSeqs: seqs(),
 		ExtraIndexes: []int{}, VersionIndexes: []int{}, DuplicateIndexes: []int{}}
-	seen := map[string]bool{}
+	seen := make([]bool, len(l.slots))
 	for i, e := range l.snapshot {
-		s := rp.slots[e.slot]
+		s := &rp.slots[e.slot]
 		switch {
 		case seen[e.slot]:
 			rv.DuplicateIndexes = append(rv.DuplicateIndexes, i)
-		case s == nil || s.status != c.Replay.Live:
+		case !s.touched || s.status != c.Replay.Live:
 			rv.ExtraIndexes = append(rv.ExtraIndexes, i)
 		case s.version != e.version:
 			rv.VersionIndexes = append(rv.VersionIndexes, i)
@@ -443,7 +451,7 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 		seen[e.slot] = true
 	}
 	for _, k := range rp.order {
-		if s := rp.slots[k]; s.status == c.Replay.Live && !seen[k] {
+		if s := &rp.slots[k]; s.status == c.Replay.Live && !seen[k] {
 			rv.MissingSeqs = append(rv.MissingSeqs, s.lastWrite)
 		}
 	}
@@ -454,15 +462,15 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 
 	// Coverage.
 	cov := Coverage{ScopeDimensions: l.dims, Canonicalization: append([]string{}, c.Canonicalization...),
-		Slots: len(rp.slots), ForgetsOfNotLive: rp.forgotNotLv, ReopensIneffective: rp.reopenNoop,
+		Slots: len(rp.order), ForgetsOfNotLive: rp.forgotNotLv, ReopensIneffective: rp.reopenNoop,
 		Principals: l.principals, LiveSlots: live}
-	for _, s := range rp.slots {
-		if len(s.raws) >= 2 {
+	for _, n := range rp.order {
+		if rp.slots[n].aliased {
 			cov.AliasedSlots++
 		}
 	}
 	for i := range l.events {
-		if l.events[i].principal == nil {
+		if !l.events[i].hasPrincipal {
 			cov.UnattributedEvents++
 		}
 	}

@@ -2,7 +2,6 @@ package mutlog
 
 import (
 	"net/http"
-	"regexp"
 	"strconv"
 
 	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
@@ -52,12 +51,10 @@ func CheckBodySize(ms *rules.MutLogSet, n int) *Refusal {
 // maxInt is the largest sequence or version (FE-R-9).
 const maxInt = 9007199254740991
 
-var integerText = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
-
 // integer reads an integer under FE-R-9: a number written without fraction or exponent, within
 // [lo, maxInt].
 func integer(v *jsontree.Value, lo int64) (int64, bool) {
-	if v.Kind() != jsontree.Number || !integerText.MatchString(v.Str()) {
+	if v.Kind() != jsontree.Number || !integerText(v.Str()) {
 		return 0, false
 	}
 	n, err := strconv.ParseInt(v.Str(), 10, 64)
@@ -65,6 +62,23 @@ func integer(v *jsontree.Value, lo int64) (int64, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// integerText is whether s is -?(0|[1-9][0-9]*): read by hand rather than by a regular
+// expression because every event's seq and version go through it, twice.
+func integerText(s string) bool {
+	if s != "" && s[0] == '-' {
+		s = s[1:]
+	}
+	if s == "" || (s[0] == '0' && len(s) > 1) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func nonEmptyString(v *jsontree.Value) bool { return v.Kind() == jsontree.String && v.Str() != "" }
@@ -242,7 +256,7 @@ var checks = map[string]check{
 		return !ok
 	}),
 	"event_seq_duplicate": func(v *view) (bool, int, int) {
-		seen := map[int64]bool{}
+		seen := make(map[int64]bool, len(v.events()))
 		for i := range v.events() {
 			e := &v.events()[i]
 			if e.Kind() != jsontree.Object {
@@ -273,11 +287,12 @@ var checks = map[string]check{
 		return false
 	}),
 	"event_principal_invalid": eachEvent(func(v *view, e *jsontree.Value, _ int) bool {
-		names := []string{"principal"}
+		names := [...]string{"principal", "to"}
+		read := 1 // an array, not an append: this runs for every event
 		if opOf(e) == "reassign" {
-			names = append(names, "to")
+			read = 2
 		}
-		for _, n := range names {
+		for _, n := range names[:read] {
 			p := e.Get(n)
 			if !p.Present() {
 				continue

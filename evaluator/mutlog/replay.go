@@ -1,9 +1,10 @@
 package mutlog
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"strconv"
-	"strings"
+	"unsafe"
 
 	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
 	"github.com/scopehygiene/scope-hygiene/rules"
@@ -11,18 +12,33 @@ import (
 
 // event is one validated event.
 type event struct {
-	seq       int64
-	op        string
-	principal *string
-	raw, slot string // opaque identities (FE-R-13); never printed
-	scope     map[string]string
-	version   int64
-	envelope  []string // nil: no envelope recorded
-	checked   bool     // authority_checked exactly true
+	seq          int64
+	op           string
+	principal    string
+	hasPrincipal bool
+	keyed        bool   // the op names a key: raw and slot are set
+	raw          string // opaque identity (FE-R-13); never printed
+	slot         int32  // the canonical slot's number in log.slots
+	version      int64
+	envelope     []string // nil: no envelope recorded
+	checked      bool     // authority_checked exactly true
+}
+
+// grantMember is one present member of a grant: the dimension's index in log.dims (-1 when the
+// export names a dimension it did not declare, which then covers nothing) and its canonical value.
+type grantMember struct {
+	dim int
+	val string
 }
 
 type principal struct {
-	grants []map[string]string // canonical values of the present members
+	grants [][]grantMember
+}
+
+// dimVal is one dimension of a slot's canonical scope; ok is false when the key omits it.
+type dimVal struct {
+	val string
+	ok  bool
 }
 
 // log is a validated export, its events in seq order.
@@ -32,62 +48,185 @@ type log struct {
 	table      map[string]*principal // nil when not declared
 	principals int
 	events     []event // seq order
-	snapshot   []snapEntry
-	hasSnap    bool
-	newKeys    bool // reinsert_identity "new_key" (FE-R-34)
+	// slots are the canonical slots of the events and the snapshot, numbered in the order read;
+	// scopes holds each one's canonical scope, len(dims) entries per slot.
+	slots    []string
+	scopes   []dimVal
+	snapshot []snapEntry
+	hasSnap  bool
+	newKeys  bool // reinsert_identity "new_key" (FE-R-34)
+}
+
+// scope is slot n's canonical scope, one entry per dimension.
+func (l *log) scope(n int32) []dimVal {
+	d := len(l.dims)
+	return l.scopes[int(n)*d : int(n)*d+d : int(n)*d+d]
 }
 
 type snapEntry struct {
-	slot    string
+	slot    int32
 	version int64
 }
 
-// canonical applies the criteria's steps in order (FE-R-12).
-func canonical(steps []string, s string) string {
+// canonical applies the criteria's steps in order (FE-R-12). Most keys are already canonical, so
+// a step that changes nothing returns its input (trimming returns a part of it) and costs no
+// allocation. A step that must rewrite bytes writes them to *scratch when scratch is not nil: the
+// result is then valid only until the next call with the same scratch.
+func canonical(steps []string, s string, scratch *[]byte) string {
 	for _, st := range steps {
 		switch st {
 		case "trim_ascii_space":
-			s = strings.Trim(s, " \t\n\r")
+			s = trimASCIISpace(s)
 		case "ascii_lower":
-			b := []byte(s)
-			for i, c := range b {
-				if 'A' <= c && c <= 'Z' {
-					b[i] = c + ('a' - 'A')
-				}
-			}
-			s = string(b)
+			s = asciiLower(s, scratch)
 		}
 	}
 	return s
 }
 
-func writeLP(b *strings.Builder, s string) {
-	b.WriteString(strconv.Itoa(len(s)))
-	b.WriteByte(':')
-	b.WriteString(s)
+func isASCIISpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func trimASCIISpace(s string) string {
+	for s != "" && isASCIISpace(s[0]) {
+		s = s[1:]
+	}
+	for s != "" && isASCIISpace(s[len(s)-1]) {
+		s = s[:len(s)-1]
+	}
+	return s
 }
 
-// identities builds a key's raw and slot identities and its canonical scope (FE-R-13).
-func identities(steps, dims []string, scope *jsontree.Value, name string) (raw, slot string, canon map[string]string) {
-	var r, s strings.Builder
-	canon = map[string]string{}
-	for _, d := range dims {
+func asciiLower(s string, scratch *[]byte) string {
+	i := 0
+	for i < len(s) && (s[i] < 'A' || s[i] > 'Z') {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
+	var b []byte
+	if scratch != nil {
+		b = append((*scratch)[:0], s...)
+		*scratch = b
+	} else {
+		b = []byte(s)
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; 'A' <= c && c <= 'Z' {
+			b[i] = c + ('a' - 'A')
+		}
+	}
+	if scratch == nil {
+		return string(b)
+	}
+	// Safe to alias: s is in *scratch only after a lowering, and then this one returned early.
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+func appendLP(b []byte, s string) []byte {
+	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = append(b, ':')
+	return append(b, s...)
+}
+
+// keys numbers one export's canonical slots and keeps one copy of each distinct raw key. A
+// max-size log names a few hundred keys in a thousand events, so building each identity in one
+// reused buffer and allocating it only the first time it is seen saves most of the work; the
+// scratch is pooled (slabs.go) so that its buffers and tables are not rebuilt per audit.
+type keys struct {
+	buf   []byte // the identity being built
+	arena []byte // where this export's identities are kept (str)
+	low   []byte // canonical's scratch
+	spans []int  // the canonical values' [start, end) in buf, -1 for an absent dimension
+	slots map[string]int32
+	raws  map[string]string
+}
+
+func (k *keys) reset() {
+	clear(k.slots)
+	clear(k.raws)
+	k.buf, k.low, k.spans = k.buf[:0], k.low[:0], k.spans[:0]
+	k.arena = nil // its strings belong to the log just read
+}
+
+// str keeps a copy of b in the arena: the identities of a log are allocated a chunk at a time
+// rather than one by one. A chunk's bytes are written once and never again (reset drops the
+// chunk instead of reusing it), so the strings cut from it are as immutable as any other.
+func (k *keys) str(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if cap(k.arena)-len(k.arena) < len(b) {
+		// Chunks double from small, so that a small log costs little.
+		k.arena = make([]byte, 0, max(len(b), min(2*cap(k.arena), 16<<10), 512))
+	}
+	start := len(k.arena)
+	k.arena = append(k.arena, b...)
+	return unsafe.String(&k.arena[start], len(b))
+}
+
+// key reads a key's identities (FE-R-13): its raw identity, unless slotOnly, and the number of its
+// canonical slot, numbering the slot and recording its canonical scope when it is new.
+func (k *keys) key(l *log, steps []string, scope *jsontree.Value, name string, slotOnly bool) (raw string, slot int32) {
+	if !slotOnly {
+		b := k.buf[:0]
+		for _, d := range l.dims {
+			v := scope.Get(d)
+			if !v.Present() {
+				b = append(b, '-')
+				continue
+			}
+			b = appendLP(append(b, '+'), v.Str())
+		}
+		b = appendLP(b, name)
+		k.buf = b
+		var ok bool
+		if raw, ok = k.raws[string(b)]; !ok {
+			raw = k.str(b)
+			k.raws[raw] = raw
+		}
+	}
+	b, spans := k.buf[:0], k.spans[:0]
+	for _, d := range l.dims {
 		v := scope.Get(d)
 		if !v.Present() {
-			r.WriteString("-")
-			s.WriteString("-")
+			b = append(b, '-')
+			spans = append(spans, -1, -1)
 			continue
 		}
-		c := canonical(steps, v.Str())
-		canon[d] = c
-		r.WriteString("+")
-		writeLP(&r, v.Str())
-		s.WriteString("+")
-		writeLP(&s, c)
+		c := canonical(steps, v.Str(), &k.low)
+		b = strconv.AppendInt(append(b, '+'), int64(len(c)), 10)
+		b = append(b, ':')
+		spans = append(spans, len(b), len(b)+len(c))
+		b = append(b, c...)
 	}
-	writeLP(&r, name)
-	writeLP(&s, canonical(steps, name))
-	return r.String(), s.String(), canon
+	b = appendLP(b, canonical(steps, name, &k.low))
+	k.buf, k.spans = b, spans
+	if n, ok := k.slots[string(b)]; ok {
+		return raw, n
+	}
+	id := k.str(b)
+	slot = int32(len(l.slots))
+	k.slots[id] = slot
+	l.slots = append(l.slots, id)
+	for i := range l.dims {
+		if spans[2*i] < 0 {
+			l.scopes = append(l.scopes, dimVal{})
+			continue
+		}
+		// The canonical value is a part of the slot's identity: no copy of its own.
+		l.scopes = append(l.scopes, dimVal{val: id[spans[2*i]:spans[2*i+1]], ok: true})
+	}
+	return raw, slot
+}
+
+func dimIndex(dims []string, name string) int {
+	for i, d := range dims {
+		if d == name {
+			return i
+		}
+	}
+	return -1
 }
 
 // readLog turns a validated export into a log.
@@ -98,48 +237,67 @@ func readLog(ms *rules.MutLogSet, top *jsontree.Value) *log {
 	if ri := top.Get("reinsert_identity"); ri.Kind() == jsontree.String && ri.Str() == "new_key" {
 		l.newKeys = true
 	}
-	for _, d := range top.Get("scope_dimensions").Arr() {
-		l.dims = append(l.dims, d.Str())
+	ds := top.Get("scope_dimensions").Arr()
+	l.dims = make([]string, 0, len(ds))
+	for i := range ds {
+		l.dims = append(l.dims, ds[i].Str())
 	}
 	if ps := top.Get("principals").Arr(); len(ps) > 0 {
-		l.table = map[string]*principal{}
+		l.table = make(map[string]*principal, len(ps))
 		l.principals = len(ps)
 		for i := range ps {
 			pr := &principal{}
 			gs := ps[i].Get("grants").Arr()
 			for j := range gs {
-				m := map[string]string{}
+				var g []grantMember
 				for _, mem := range gs[j].Obj() {
 					if mem.Val.Present() {
-						m[mem.Name] = canonical(steps, mem.Val.Str())
+						g = append(g, grantMember{dim: dimIndex(l.dims, mem.Name), val: canonical(steps, mem.Val.Str(), nil)})
 					}
 				}
-				pr.grants = append(pr.grants, m)
+				pr.grants = append(pr.grants, g)
 			}
 			l.table[ps[i].Get("id").Str()] = pr
 		}
 	}
-	for _, e := range top.Get("events").Arr() {
+	evs := top.Get("events").Arr()
+	// Every event's envelope is cut from one slice, sized by a first pass.
+	envs := 0
+	for i := range evs {
+		if env := evs[i].Get("envelope"); env.Kind() == jsontree.Array && crit.OpsEvents[evs[i].Get("op").Str()].Envelope {
+			envs += len(env.Arr())
+		}
+	}
+	envPool := make([]string, 0, envs)
+	snap := top.Get("snapshot")
+	k := getKeys()
+	defer releaseKeys(k)
+	l.slots = make([]string, 0, len(evs)/2+len(snap.Arr()))
+	l.scopes = make([]dimVal, 0, cap(l.slots)*len(l.dims))
+	l.events = make([]event, 0, len(evs))
+	for i := range evs {
+		e := &evs[i]
 		ev := event{op: e.Get("op").Str()}
 		ev.seq, _ = integer(e.Get("seq"), 1)
 		if p := e.Get("principal"); p.Present() {
-			s := p.Str()
-			ev.principal = &s
+			ev.principal, ev.hasPrincipal = p.Str(), true
 		}
 		spec := crit.OpsEvents[ev.op]
 		if spec.Target == "key" {
-			k := e.Get("key")
-			ev.raw, ev.slot, ev.scope = identities(steps, l.dims, k.Get("scope"), k.Get("name").Str())
+			key := e.Get("key")
+			ev.keyed = true
+			ev.raw, ev.slot = k.key(l, steps, key.Get("scope"), key.Get("name").Str(), false)
 		}
 		if spec.Version {
 			ev.version, _ = integer(e.Get("version"), 0)
 		}
 		if env := e.Get("envelope"); spec.Envelope && env.Kind() == jsontree.Array {
 			es := env.Arr()
-			ev.envelope = make([]string, 0, len(es))
-			for _, s := range es {
-				ev.envelope = append(ev.envelope, s.Str())
+			start := len(envPool)
+			for j := range es {
+				envPool = append(envPool, es[j].Str())
 			}
+			ev.envelope = envPool[start:len(envPool):len(envPool)]
 		}
 		if spec.AuthorityCheck {
 			a := e.Get("authority_checked")
@@ -147,13 +305,16 @@ func readLog(ms *rules.MutLogSet, top *jsontree.Value) *log {
 		}
 		l.events = append(l.events, ev)
 	}
-	sort.Slice(l.events, func(i, j int) bool { return l.events[i].seq < l.events[j].seq })
-	if s := top.Get("snapshot"); s.Kind() == jsontree.Array {
+	// Seqs are unique (event_seq_duplicate), so an unstable sort orders them one way only.
+	slices.SortFunc(l.events, func(a, b event) int { return cmp.Compare(a.seq, b.seq) })
+	if snap.Kind() == jsontree.Array {
 		l.hasSnap = true
-		for _, e := range s.Arr() {
-			k := e.Get("key")
-			_, slot, _ := identities(steps, l.dims, k.Get("scope"), k.Get("name").Str())
-			v, _ := integer(e.Get("version"), 0)
+		es := snap.Arr()
+		l.snapshot = make([]snapEntry, 0, len(es))
+		for i := range es {
+			key := es[i].Get("key")
+			_, slot := k.key(l, steps, key.Get("scope"), key.Get("name").Str(), true)
+			v, _ := integer(es[i].Get("version"), 0)
 			l.snapshot = append(l.snapshot, snapEntry{slot: slot, version: v})
 		}
 	}
@@ -161,11 +322,11 @@ func readLog(ms *rules.MutLogSet, top *jsontree.Value) *log {
 }
 
 // covers reports whether a principal's grants cover a slot's canonical scope (FE-R-23).
-func (p *principal) covers(scope map[string]string) bool {
+func (p *principal) covers(scope []dimVal) bool {
 	for _, g := range p.grants {
 		ok := true
-		for d, v := range g {
-			if sv, has := scope[d]; !has || sv != v {
+		for _, m := range g {
+			if m.dim < 0 || !scope[m.dim].ok || scope[m.dim].val != m.val {
 				ok = false
 				break
 			}
@@ -179,17 +340,19 @@ func (p *principal) covers(scope map[string]string) bool {
 
 // slotState is one slot during replay.
 type slotState struct {
+	touched   bool // named by an event the replay reads
 	status    string
 	version   int64
 	lastWrite int64
 	forget    *event // the latest forget on the slot (the governing forget of a reinsert)
-	raws      map[string]bool
+	raw       string // the first raw key that named it
+	aliased   bool   // another raw key named it too
 }
 
 // replayed is the outcome of the replay: the events that are judged, in seq order.
 type replayed struct {
-	slots       map[string]*slotState
-	order       []string // slots in first-seen order
+	slots       []slotState // by slot number
+	order       []int32     // the touched slots in first-seen order
 	reinserts   []reinsert
 	reopens     []*event // effective reopens
 	forgotNotLv int
@@ -205,19 +368,19 @@ type reinsert struct {
 func replay(ms *rules.MutLogSet, l *log) *replayed {
 	rp := ms.Criteria().Replay
 	table := rp.Modes[l.mode]
-	r := &replayed{slots: map[string]*slotState{}}
+	r := &replayed{slots: make([]slotState, len(l.slots)), order: make([]int32, 0, len(l.slots))}
 	for i := range l.events {
 		ev := &l.events[i]
-		if ev.op == "reassign" {
+		if !ev.keyed { // a reassign names a session, not a slot (rules.MutLogOps)
 			continue
 		}
-		s := r.slots[ev.slot]
-		if s == nil {
-			s = &slotState{status: rp.Initial, raws: map[string]bool{}}
-			r.slots[ev.slot] = s
+		s := &r.slots[ev.slot]
+		if !s.touched {
+			*s = slotState{touched: true, status: rp.Initial, raw: ev.raw}
 			r.order = append(r.order, ev.slot)
+		} else if ev.raw != s.raw {
+			s.aliased = true
 		}
-		s.raws[ev.raw] = true
 		from := s.status
 		to, moves := table[ev.op][from]
 		switch ev.op {

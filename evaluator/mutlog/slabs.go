@@ -30,3 +30,26 @@ func releaseSlabs(s *jsontree.Slabs) {
 	default: // enough are idle: these are collected
 	}
 }
+
+// freeKeys keeps idle identity scratch (replay.go) the same way: its buffer and its two tables
+// keep their capacity from one audit to the next.
+var freeKeys = make(chan *keys, runtime.GOMAXPROCS(0))
+
+func getKeys() *keys {
+	select {
+	case k := <-freeKeys:
+		return k
+	default:
+		return &keys{slots: map[string]int32{}, raws: map[string]string{}}
+	}
+}
+
+// releaseKeys gives the scratch back once the log is read: the log holds the identities the
+// tables were keyed by, never the tables or the buffers.
+func releaseKeys(k *keys) {
+	k.reset()
+	select {
+	case freeKeys <- k:
+	default:
+	}
+}

@@ -1,0 +1,102 @@
+package mutlog
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/scopehygiene/scope-hygiene/gen/forget"
+	"github.com/scopehygiene/scope-hygiene/rules"
+)
+
+// TestCanonicalSteps holds the allocation-free steps to their plain definitions (FE-R-12), and
+// checks that an already canonical value comes back as the very same string.
+func TestCanonicalSteps(t *testing.T) {
+	steps := []string{"trim_ascii_space", "ascii_lower"}
+	// ascii_lower leaves non-ASCII letters alone, unlike strings.ToLower.
+	plain := func(s string) string { return asciiOnlyLower(strings.Trim(s, " \t\n\r")) }
+	var scratch []byte
+	for _, s := range []string{"", " ", "a", "A", " \tTenant-A\r\n", "tenant-a", "ÄBC", "x\u00a0Y ", "\v a \v", "MiXeD case"} {
+		want := plain(s)
+		if got := canonical(steps, s, &scratch); got != want {
+			t.Errorf("canonical(%q) with scratch = %q, want %q", s, got, want)
+		}
+		if got := canonical(steps, s, nil); got != want {
+			t.Errorf("canonical(%q) = %q, want %q", s, got, want)
+		}
+	}
+	s := "tenant-a"
+	if got := canonical(steps, s, &scratch); unsafe.StringData(got) != unsafe.StringData(s) {
+		t.Error("a canonical value was copied")
+	}
+	if n := testing.AllocsPerRun(10, func() { canonical(steps, " TENANT-A ", &scratch) }); n != 0 {
+		t.Errorf("canonical with scratch allocates %v times", n)
+	}
+}
+
+func asciiOnlyLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// TestIntegerText holds the hand-written reader to the FE-R-9 pattern it replaced.
+func TestIntegerText(t *testing.T) {
+	re := regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+	for _, s := range []string{"", "-", "0", "-0", "00", "01", "1", "10", "-10", "1.0", "1e3", "-1e3", "9007199254740991", "+1", "1-", "--1", "0x1"} {
+		if got, want := integerText(s), re.MatchString(s); got != want {
+			t.Errorf("integerText(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// TestIdentitiesOutliveTheirScratch: the identity scratch is reused by the next log, so a log's
+// identities must not be in it. A log is read, many others (max-size ones included) are read
+// through the same pool, and its identities must be unchanged.
+func TestIdentitiesOutliveTheirScratch(t *testing.T) {
+	src, err := os.ReadFile("../../criteria/forget-envelope.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := rules.LoadMutationLog("forget-envelope.yaml", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := func(l *log) string {
+		var b strings.Builder
+		for _, s := range l.slots {
+			b.WriteString(s + "|")
+		}
+		for _, d := range l.scopes {
+			b.WriteString(d.val + "|")
+		}
+		for _, e := range l.events {
+			b.WriteString(e.raw + "|")
+		}
+		return b.String()
+	}
+	first, ref := read(ms, forget.MaxSizeLog(forget.ModeTransitional))
+	if ref != nil {
+		t.Fatal(ref)
+	}
+	want := ids(first)
+	for i := 0; i < 40; i++ {
+		body, err := forget.RandomLog(11, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%10 == 0 {
+			body = forget.MaxSizeLog(forget.MaxSizeModes[i/10%len(forget.MaxSizeModes)])
+		}
+		read(ms, body)
+	}
+	if ids(first) != want {
+		t.Fatal("a log's identities changed after later logs reused the scratch")
+	}
+}
