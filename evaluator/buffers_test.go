@@ -1,12 +1,12 @@
 package evaluator_test
 
 import (
-	"encoding/json"
 	"math/rand"
 	"testing"
 	"time"
 
 	"github.com/scopehygiene/scope-hygiene/evaluator"
+	"github.com/scopehygiene/scope-hygiene/evaluator/internal/pooltest"
 	"github.com/scopehygiene/scope-hygiene/gen"
 )
 
@@ -17,44 +17,17 @@ import (
 func TestResultsOutliveTheirBuffers(t *testing.T) {
 	ps := shipped(t)
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	type kept struct {
-		v    any
-		json []byte
-	}
-	var keep []kept
 	r := rand.New(rand.NewSource(12))
-	for i := 0; i < 60; i++ {
+	pooltest.ResultsOutlive(t, 60, 20, func(i int) (any, bool) {
 		body := gen.RandomExport(r)
 		if i%10 == 0 {
 			body = gen.MaxSizeExport(gen.MaxSizeFamilies[i/10%len(gen.MaxSizeFamilies)])
 		}
-		var v any
 		if i%2 == 0 {
 			rep, ref, err := evaluator.Audit(ps, body, now)
-			if err != nil || ref != nil {
-				continue
-			}
-			v = rep
-		} else {
-			pre, ref, err := evaluator.Precheck(ps, body, now)
-			if err != nil || ref != nil {
-				continue
-			}
-			v = pre
+			return rep, err == nil && ref == nil
 		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		keep = append(keep, kept{v, b})
-	}
-	if len(keep) < 20 {
-		t.Fatalf("only %d results kept", len(keep))
-	}
-	for i, k := range keep {
-		b, _ := json.Marshal(k.v)
-		if string(b) != string(k.json) {
-			t.Fatalf("result %d changed after later audits reused the buffers", i)
-		}
-	}
+		pre, ref, err := evaluator.Precheck(ps, body, now)
+		return pre, err == nil && ref == nil
+	})
 }

@@ -19,21 +19,7 @@ import (
 func TestReportCanonicalIsJCS(t *testing.T) {
 	ps := shipped(t)
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	check := func(name string, rep *evaluator.Report) {
-		t.Helper()
-		raw, err := json.Marshal(rep)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := jcs.Transform(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := rep.AppendCanonical(nil); !bytes.Equal(got, want) {
-			t.Fatalf("%s: canonical form differs from JCS:\n%s\n%s", name, got, want)
-		}
-		checkPlaces(t, name, rep, raw)
-	}
+	check := func(name string, rep *evaluator.Report) { t.Helper(); checkCanonical(t, name, rep) }
 	r := rand.New(rand.NewSource(7))
 	n := 0
 	for i := 0; i < 2000; i++ {
@@ -63,10 +49,28 @@ func TestReportCanonicalIsJCS(t *testing.T) {
 	check("escapes", rep)
 }
 
+// checkCanonical: the report's own canonical form is the JCS reference's canonical form of its
+// JSON, and the places it gives for members are where JCS puts them.
+func checkCanonical(t testing.TB, name string, rep *evaluator.Report) {
+	t.Helper()
+	raw, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := jcs.Transform(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.AppendCanonical(nil); !bytes.Equal(got, want) {
+		t.Fatalf("%s: canonical form differs from JCS:\n%s\n%s", name, got, want)
+	}
+	checkPlaces(t, name, rep, raw)
+}
+
 // checkPlaces: the place AppendCanonicalPlaced gives for a member is where JCS puts it. A member
 // spliced there gives the JCS reference's bytes of the report with that member added, for a name
 // that sorts first, last, between two members (the signature's) and one the report already has.
-func checkPlaces(t *testing.T, name string, rep *evaluator.Report, raw []byte) {
+func checkPlaces(t testing.TB, name string, rep *evaluator.Report, raw []byte) {
 	t.Helper()
 	canon := rep.AppendCanonical(nil)
 	for _, member := range []string{"signature", "a", "zz", "service0", "kind"} {

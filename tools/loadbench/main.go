@@ -45,6 +45,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
@@ -525,16 +526,7 @@ func auditSteps(client *http.Client, base string) (map[string]stepSum, error) {
 	out := map[string]stepSum{}
 	// The whole request as the server's middleware times it (routing, limits, the handler).
 	for _, m := range families["scope_hygiene_http_request_duration_seconds"].GetMetric() {
-		var route, method string
-		for _, l := range m.GetLabel() {
-			switch l.GetName() {
-			case "route":
-				route = l.GetValue()
-			case "method":
-				method = l.GetValue()
-			}
-		}
-		if route == "/audit" && method == http.MethodPost {
+		if l := labels(m); l["route"] == "/audit" && l["method"] == http.MethodPost {
 			out[stepRequest] = stepSum{n: m.GetHistogram().GetSampleCount(), sum: m.GetHistogram().GetSampleSum()}
 		}
 	}
@@ -543,20 +535,22 @@ func auditSteps(client *http.Client, base string) (map[string]stepSum, error) {
 		return out, nil
 	}
 	for _, m := range fam.GetMetric() {
-		var criteria, step string
-		for _, l := range m.GetLabel() {
-			switch l.GetName() {
-			case "criteria_id":
-				criteria = l.GetValue()
-			case "step":
-				step = l.GetValue()
-			}
-		}
+		l := labels(m)
+		criteria, step := l["criteria_id"], l["step"]
 		if criteria == v1 {
 			out[step] = stepSum{n: m.GetHistogram().GetSampleCount(), sum: m.GetHistogram().GetSampleSum()}
 		}
 	}
 	return out, nil
+}
+
+// labels are a metric's label values by name.
+func labels(m *dto.Metric) map[string]string {
+	out := map[string]string{}
+	for _, l := range m.GetLabel() {
+		out[l.GetName()] = l.GetValue()
+	}
+	return out
 }
 
 // v1 is the criteria whose audits loadbench sends.
