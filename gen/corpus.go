@@ -3,7 +3,6 @@ package gen
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -11,10 +10,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/gowebpki/jcs"
+	"github.com/scopehygiene/scope-hygiene/gen/internal/casefile"
 )
 
 // Corpus identity (R-31: the project's own corpus under the published id).
@@ -68,26 +67,9 @@ var (
 	errMarshal     = errors.New("gen: corpus cannot be serialized")
 )
 
-var caseNameRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
-
-// SubmittedBytes returns the exact request bytes of a case: the decoded
-// body_base64, or the body serialized with encoding/json (json.Marshal).
+// SubmittedBytes returns the exact request bytes of a case (casefile.SubmittedBytes).
 func (c Case) SubmittedBytes() ([]byte, error) {
-	if (len(c.Body) == 0) == (c.BodyBase64 == "") {
-		return nil, errCaseBody
-	}
-	if c.BodyBase64 != "" {
-		b, err := base64.StdEncoding.DecodeString(c.BodyBase64)
-		if err != nil {
-			return nil, errCaseBody
-		}
-		return b, nil
-	}
-	var v any
-	if err := json.Unmarshal(c.Body, &v); err != nil {
-		return nil, errCaseBody
-	}
-	b, err := json.Marshal(v)
+	b, err := casefile.SubmittedBytes(c.Body, c.BodyBase64)
 	if err != nil {
 		return nil, errCaseBody
 	}
@@ -149,7 +131,7 @@ func Corpus() ([]Case, error) {
 	out = append(out, generated...)
 	seen := map[string]bool{}
 	for _, c := range out {
-		if !caseNameRE.MatchString(c.Name) || seen[c.Name] {
+		if !casefile.ValidName(c.Name) || seen[c.Name] {
 			return nil, errCaseName
 		}
 		seen[c.Name] = true
@@ -173,11 +155,11 @@ func MakeIndex(cases []Case) (Index, error) {
 
 // encodeFile is the on-disk form: 2-space indented JSON and a final newline.
 func encodeFile(v any) ([]byte, error) {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := casefile.Encode(v)
 	if err != nil {
 		return nil, errMarshal
 	}
-	return append(b, '\n'), nil
+	return b, nil
 }
 
 // WriteCorpus writes dir/cases/<name>.json (one file per case) and dir/index.json,
@@ -242,7 +224,7 @@ func ReadCorpus(fsys fs.FS) (Index, []Case, error) {
 	}
 	var cases []Case
 	for _, name := range idx.Cases {
-		if !caseNameRE.MatchString(name) {
+		if !casefile.ValidName(name) {
 			return Index{}, nil, errCaseName
 		}
 		b, err := fs.ReadFile(fsys, path.Join("cases", name+".json"))

@@ -8,9 +8,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/scopehygiene/scope-hygiene/gen/internal/casefile"
 )
 
 // Corpus identity (FE-R-41; docs "Corpus").
@@ -46,27 +47,9 @@ var (
 	errMarshal  = errors.New("forget: corpus cannot be serialized")
 )
 
-var caseNameRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
-
-// SubmittedBytes returns the exact request bytes of a case: the decoded
-// body_base64, or the body serialized with encoding/json (json.Marshal) as the
-// docs state (numbers pass through float64, so bodies keep integers below 2^53).
+// SubmittedBytes returns the exact request bytes of a case (casefile.SubmittedBytes).
 func (c Case) SubmittedBytes() ([]byte, error) {
-	if (len(c.Body) == 0) == (c.BodyBase64 == "") {
-		return nil, errCaseBody
-	}
-	if c.BodyBase64 != "" {
-		b, err := base64.StdEncoding.DecodeString(c.BodyBase64)
-		if err != nil {
-			return nil, errCaseBody
-		}
-		return b, nil
-	}
-	var v any
-	if err := json.Unmarshal(c.Body, &v); err != nil {
-		return nil, errCaseBody
-	}
-	b, err := json.Marshal(v)
+	b, err := casefile.SubmittedBytes(c.Body, c.BodyBase64)
 	if err != nil {
 		return nil, errCaseBody
 	}
@@ -116,7 +99,7 @@ func Corpus() ([]Case, error) {
 	out := append(edges, random...)
 	seen := map[string]bool{}
 	for _, c := range out {
-		if !caseNameRE.MatchString(c.Name) || !strings.HasPrefix(c.Name, oraclePrefix) || seen[c.Name] {
+		if !casefile.ValidName(c.Name) || !strings.HasPrefix(c.Name, oraclePrefix) || seen[c.Name] {
 			return nil, fmt.Errorf("%w: %s", errCaseName, c.Name)
 		}
 		seen[c.Name] = true
@@ -126,11 +109,11 @@ func Corpus() ([]Case, error) {
 
 // encodeFile is the on-disk form: 2-space indented JSON and a final newline.
 func encodeFile(v any) ([]byte, error) {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := casefile.Encode(v)
 	if err != nil {
 		return nil, errMarshal
 	}
-	return append(b, '\n'), nil
+	return b, nil
 }
 
 // ReadCaseDir reads every case file (*.json but index.json) of dir, sorted by name.
