@@ -73,6 +73,9 @@ type FreeDecision struct {
 	Used int
 	// RetryAfter is how long until the next call can be allowed (FreeTooSoon only).
 	RetryAfter time.Duration
+	// Replayed means the call's write key stood for a use already committed: this call
+	// consumed nothing (Keyed.TakeFreeOnce).
+	Replayed bool
 }
 
 // LedgerEntry is one ledger row: exactly the criteria's custody.ledger_closed_fields.
@@ -198,7 +201,8 @@ func Decide(now time.Time, day string, used int, lastMS int64, limits FreeLimits
 // Sweeper deletes operational rows that have outlived their purpose, in bounded batches: spent
 // sign-in-with-x nonces past their challenge's expiry and margin, free-tier rows of a past day
 // whose minimum interval has passed (a new day starts every count at zero anyway), and finished
-// x402 settlement rows past settlement.DefaultRetention (never one still owed an answer). Each
+// x402 settlement rows past settlement.DefaultRetention (never one still owed an answer), and
+// write keys past their lifetime (KeyLifetime). Each
 // call deletes at most batch rows of each table; call it again while a count equals batch.
 // Both backends implement it. The ledger is never swept.
 type Sweeper interface {
@@ -210,10 +214,11 @@ type SweepResult struct {
 	Nonces      int64
 	FreeTier    int64
 	Settlements int64
+	WriteKeys   int64
 }
 
 // More reports whether a table filled its batch, so rows may remain.
 func (r SweepResult) More(batch int) bool {
 	b := int64(batch)
-	return r.Nonces >= b || r.FreeTier >= b || r.Settlements >= b
+	return r.Nonces >= b || r.FreeTier >= b || r.Settlements >= b || r.WriteKeys >= b
 }

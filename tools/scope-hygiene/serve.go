@@ -241,6 +241,7 @@ func sweepAll(ctx context.Context, sw store.Sweeper, now time.Time, interval tim
 		total.Nonces += r.Nonces
 		total.FreeTier += r.FreeTier
 		total.Settlements += r.Settlements
+		total.WriteKeys += r.WriteKeys
 		if !r.More(batch) {
 			break
 		}

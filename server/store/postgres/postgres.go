@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/scopehygiene/scope-hygiene/server/store"
@@ -37,7 +39,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, errors.New("postgres: invalid connection string") // the DSN may carry a password
 	}
-	applyTimeouts(cfg)
+	applyTimeouts(cfg, strings.Contains(dsn, "pool_max_conns"))
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect: %w", err)
@@ -65,11 +67,36 @@ const (
 	ConnectTimeout = 3 * time.Second
 	// StatementTimeout bounds one statement on the server.
 	StatementTimeout = 5 * time.Second
+	// CallTimeout bounds one call of a request's path (a free-tier check, a ledger append, a
+	// look-up, a probe) on this side, acquiring its connection included: a connection the
+	// network black-holed fails the call and is dropped, instead of holding the request and its
+	// pool slot until the request's own timeout.
+	CallTimeout = 1500 * time.Millisecond
+	// HealthCheckPeriod is how often idle pooled connections are checked; PingTimeout bounds
+	// the ping of a connection idle for more than a second before it is handed out.
+	HealthCheckPeriod = 500 * time.Millisecond
+	PingTimeout       = 500 * time.Millisecond
+	// MaxConns is the pool size unless the connection string sets pool_max_conns: room for
+	// new requests while calls a black hole holds run out their CallTimeout.
+	MaxConns = 16
 )
 
+// bound limits one request-path call to CallTimeout.
+func bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, CallTimeout)
+}
+
 // applyTimeouts sets the connect and statement timeouts the connection string leaves unset, so
-// a store that stops answering fails a request instead of holding it.
-func applyTimeouts(cfg *pgxpool.Config) {
+// a store that stops answering fails a request instead of holding it, and checks pooled
+// connections often and within a bound, so the pool recovers soon after the network does.
+func applyTimeouts(cfg *pgxpool.Config, maxConnsSet bool) {
+	cfg.HealthCheckPeriod = min(cfg.HealthCheckPeriod, HealthCheckPeriod)
+	if cfg.PingTimeout == 0 || cfg.PingTimeout > PingTimeout {
+		cfg.PingTimeout = PingTimeout
+	}
+	if !maxConnsSet && cfg.MaxConns < MaxConns {
+		cfg.MaxConns = MaxConns
+	}
 	if cfg.ConnConfig.ConnectTimeout == 0 || cfg.ConnConfig.ConnectTimeout > ConnectTimeout {
 		cfg.ConnConfig.ConnectTimeout = ConnectTimeout
 	}
@@ -135,35 +162,34 @@ RETURNING used`
 
 // TakeFree implements store.Store.
 func (s *Store) TakeFree(ctx context.Context, key string, now time.Time, limits store.FreeLimits) (store.FreeDecision, error) {
+	return s.TakeFreeOnce(ctx, key, "", now, limits)
+}
+
+// takeFree decides one free call in tx (not committed).
+func takeFree(ctx context.Context, tx pgx.Tx, key string, now time.Time, limits store.FreeLimits) (store.FreeDecision, error) {
 	day := store.Day(now)
-	var d store.FreeDecision
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var used int
-		err := tx.QueryRow(ctx, takeFreeSQL, key, day, now.UnixMilli(), limits.MinInterval.Milliseconds(), limits.PerDay).Scan(&used)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			// The conflicting row is locked by the statement above; read it for the reason.
-			var sday string
-			var sused int
-			var last int64
-			if err := tx.QueryRow(ctx, `SELECT to_char(day, 'YYYY-MM-DD'), used, last_ms FROM free_tier WHERE caller_key = $1`, key).Scan(&sday, &sused, &last); err != nil {
-				return fmt.Errorf("postgres: read free-tier state: %w", err)
-			}
-			d = store.Decide(now, sday, sused, last, limits)
-			return nil
-		case err != nil:
-			return fmt.Errorf("postgres: free-tier check: %w", err)
+	var used int
+	err := tx.QueryRow(ctx, takeFreeSQL, key, day, now.UnixMilli(), limits.MinInterval.Milliseconds(), limits.PerDay).Scan(&used)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		// The conflicting row is locked by the statement above; read it for the reason.
+		var sday string
+		var sused int
+		var last int64
+		if err := tx.QueryRow(ctx, `SELECT to_char(day, 'YYYY-MM-DD'), used, last_ms FROM free_tier WHERE caller_key = $1`, key).Scan(&sday, &sused, &last); err != nil {
+			return store.FreeDecision{}, fmt.Errorf("postgres: read free-tier state: %w", err)
 		}
-		if !limits.Uncounted {
-			if _, err := tx.Exec(ctx, `INSERT INTO free_calls_daily AS d (day, calls) VALUES ($1::date, 1)
-			ON CONFLICT (day) DO UPDATE SET calls = d.calls + 1`, day); err != nil {
-				return fmt.Errorf("postgres: count free call: %w", err)
-			}
+		return store.Decide(now, sday, sused, last, limits), nil
+	case err != nil:
+		return store.FreeDecision{}, fmt.Errorf("postgres: free-tier check: %w", err)
+	}
+	if !limits.Uncounted {
+		if _, err := tx.Exec(ctx, `INSERT INTO free_calls_daily AS d (day, calls) VALUES ($1::date, 1)
+		ON CONFLICT (day) DO UPDATE SET calls = d.calls + 1`, day); err != nil {
+			return store.FreeDecision{}, fmt.Errorf("postgres: count free call: %w", err)
 		}
-		d = store.FreeDecision{Outcome: store.FreeAllowed, Used: used}
-		return nil
-	})
-	return d, err
+	}
+	return store.FreeDecision{Outcome: store.FreeAllowed, Used: used}, nil
 }
 
 func nullString(s string) *string {
@@ -173,11 +199,27 @@ func nullString(s string) *string {
 	return &s
 }
 
-// AppendLedger implements store.Store.
+// AppendLedger implements store.Store: one statement, committed on its own. An error after
+// which the server cannot have seen the statement is marked store.NotApplied.
 func (s *Store) AppendLedger(ctx context.Context, e store.LedgerEntry) (int64, error) {
+	ctx, cancel := bound(ctx)
+	defer cancel()
+	id, err := appendLedger(ctx, s.pool, e)
+	if err != nil && pgconn.SafeToRetry(err) {
+		return 0, store.NotApplied(err)
+	}
+	return id, err
+}
+
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// appendLedger writes e through q; a payment that already has its row gets that row's id.
+func appendLedger(ctx context.Context, q querier, e store.LedgerEntry) (int64, error) {
 	ts := e.Timestamp.UTC().Truncate(time.Millisecond)
 	var id int64
-	err := s.pool.QueryRow(ctx, `INSERT INTO ledger (payer_wallet, ts, day, price_usdc_units,
+	err := q.QueryRow(ctx, `INSERT INTO ledger (payer_wallet, ts, day, price_usdc_units,
 		cad_rate, cad_rate_date, cad_basis, cad_pending, refund, payment_tx, solana_fee_lamports,
 		criteria_version, verdict_line, op, undeclared_clusters, house)
 		VALUES ($1, $2, $3::date, $4, $5::text::numeric, $6::text::date, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
@@ -188,7 +230,7 @@ func (s *Store) AppendLedger(ctx context.Context, e store.LedgerEntry) (int64, e
 		nullString(e.PaymentTx), e.SolanaFeeLamports, e.CriteriaVersion, e.VerdictLine, e.Op, e.UndeclaredClusters, e.House).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		// The payment already has its row (idempotent append).
-		err = s.pool.QueryRow(ctx, `SELECT id FROM ledger WHERE payment_tx = $1`, e.PaymentTx).Scan(&id)
+		err = q.QueryRow(ctx, `SELECT id FROM ledger WHERE payment_tx = $1`, e.PaymentTx).Scan(&id)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("postgres: append ledger: %w", err)

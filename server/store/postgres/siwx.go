@@ -12,6 +12,8 @@ import (
 // ConsumeNonce implements siwx.NonceStore: one INSERT, so two replicas racing on one nonce
 // cannot both win.
 func (s *Store) ConsumeNonce(ctx context.Context, nonce string, expires time.Time) (bool, error) {
+	ctx, cancel := bound(ctx)
+	defer cancel()
 	tag, err := s.pool.Exec(ctx, `INSERT INTO siwx_nonces (nonce, expires_ms) VALUES ($1, $2) ON CONFLICT (nonce) DO NOTHING`,
 		nonce, expires.UnixMilli())
 	if err != nil {
@@ -41,5 +43,11 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, minInterval time.Durat
 		return r, fmt.Errorf("postgres: %w", err)
 	}
 	r.Settlements = n
+	tag, err = s.pool.Exec(ctx, `DELETE FROM write_keys WHERE wkey IN (SELECT wkey FROM write_keys WHERE expires_ms <= $1 LIMIT $2)`,
+		now.UnixMilli(), batch)
+	if err != nil {
+		return r, fmt.Errorf("postgres: sweep write keys: %w", err)
+	}
+	r.WriteKeys = tag.RowsAffected()
 	return r, nil
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/scopehygiene/scope-hygiene/server/store/storetest"
 )
 
@@ -114,5 +116,29 @@ func TestReadyMigratesARecreatedSchema(t *testing.T) {
 	}
 	if _, err := s.ListLedger(ctx, 0, 1); err != nil {
 		t.Fatalf("ledger after Ready: %v", err)
+	}
+}
+
+// TestPoolChecksConnectionsWithinABound: idle connections are checked every 500 ms, a ping is
+// bounded, and the pool has room beside calls a black hole holds (issue 21: recovery within 2 s).
+func TestPoolChecksConnectionsWithinABound(t *testing.T) {
+	for _, tc := range []struct {
+		dsn      string
+		maxConns int32
+	}{
+		{"postgres://u@127.0.0.1:1/db", MaxConns},
+		{"postgres://u@127.0.0.1:1/db?pool_max_conns=3", 3},
+	} {
+		cfg, err := pgxpool.ParseConfig(tc.dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		applyTimeouts(cfg, strings.Contains(tc.dsn, "pool_max_conns"))
+		if cfg.HealthCheckPeriod != HealthCheckPeriod || cfg.PingTimeout != PingTimeout || cfg.MaxConns != tc.maxConns {
+			t.Fatalf("%s: health check %s, ping timeout %s, max conns %d", tc.dsn, cfg.HealthCheckPeriod, cfg.PingTimeout, cfg.MaxConns)
+		}
+		if HealthCheckPeriod+PingTimeout+CallTimeout > 2*time.Second+500*time.Millisecond {
+			t.Fatal("the bounds add up to more than the recovery promised")
+		}
 	}
 }

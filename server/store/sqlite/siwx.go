@@ -47,5 +47,12 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, minInterval time.Durat
 		return r, fmt.Errorf("sqlite: %w", err)
 	}
 	r.Settlements = n
+	res, err = s.db.ExecContext(ctx, `DELETE FROM write_keys WHERE wkey IN (SELECT wkey FROM write_keys WHERE expires_ms <= ? LIMIT ?)`,
+		now.UnixMilli(), batch)
+	if err != nil {
+		return r, fmt.Errorf("sqlite: sweep write keys: %w", err)
+	}
+	n, _ = res.RowsAffected()
+	r.WriteKeys = n
 	return r, nil
 }

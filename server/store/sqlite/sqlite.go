@@ -132,14 +132,14 @@ RETURNING used`
 
 // TakeFree implements store.Store.
 func (s *Store) TakeFree(ctx context.Context, key string, now time.Time, limits store.FreeLimits) (store.FreeDecision, error) {
+	return s.TakeFreeOnce(ctx, key, "", now, limits)
+}
+
+// takeFree decides one free call in tx (not committed).
+func takeFree(ctx context.Context, tx *sql.Tx, key string, now time.Time, limits store.FreeLimits) (store.FreeDecision, error) {
 	day := store.Day(now)
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return store.FreeDecision{}, fmt.Errorf("sqlite: begin free-tier check: %w", err)
-	}
-	defer tx.Rollback()
 	var used int
-	err = tx.QueryRowContext(ctx, takeFreeSQL, key, day, now.UnixMilli(), limits.MinInterval.Milliseconds(), limits.PerDay).Scan(&used)
+	err := tx.QueryRowContext(ctx, takeFreeSQL, key, day, now.UnixMilli(), limits.MinInterval.Milliseconds(), limits.PerDay).Scan(&used)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		var sday string
@@ -157,9 +157,6 @@ func (s *Store) TakeFree(ctx context.Context, key string, now time.Time, limits 
 		ON CONFLICT (day) DO UPDATE SET calls = calls + 1`, day); err != nil {
 			return store.FreeDecision{}, fmt.Errorf("sqlite: count free call: %w", err)
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return store.FreeDecision{}, fmt.Errorf("sqlite: commit free-tier check: %w", err)
 	}
 	return store.FreeDecision{Outcome: store.FreeAllowed, Used: used}, nil
 }
@@ -180,6 +177,16 @@ func boolInt(b bool) int {
 
 // AppendLedger implements store.Store.
 func (s *Store) AppendLedger(ctx context.Context, e store.LedgerEntry) (int64, error) {
+	return appendLedger(ctx, s.appendLedger, s.db, e)
+}
+
+type queryRower interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// appendLedger writes e with the prepared ledger INSERT; a payment that already has its row gets
+// that row's id (read through q).
+func appendLedger(ctx context.Context, stmt *sql.Stmt, q queryRower, e store.LedgerEntry) (int64, error) {
 	var fee, und any
 	if e.SolanaFeeLamports != nil {
 		fee = *e.SolanaFeeLamports
@@ -188,7 +195,7 @@ func (s *Store) AppendLedger(ctx context.Context, e store.LedgerEntry) (int64, e
 		und = *e.UndeclaredClusters
 	}
 	ts := e.Timestamp.UTC()
-	res, err := s.appendLedger.ExecContext(ctx,
+	res, err := stmt.ExecContext(ctx,
 		nullString(e.PayerWallet), ts.Format(tsLayout), store.Day(ts), e.PriceUSDCUnits,
 		nullString(e.CAD.Rate), nullString(e.CAD.RateDate), nullString(e.CAD.Basis), boolInt(e.CAD.Pending), boolInt(e.CAD.Refund),
 		nullString(e.PaymentTx), fee, e.CriteriaVersion, e.VerdictLine, e.Op, und, boolInt(e.House))
@@ -198,7 +205,7 @@ func (s *Store) AppendLedger(ctx context.Context, e store.LedgerEntry) (int64, e
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
 		// The payment already has its row (idempotent append).
 		var id int64
-		if err := s.db.QueryRowContext(ctx, `SELECT id FROM ledger WHERE payment_tx = ?`, e.PaymentTx).Scan(&id); err != nil {
+		if err := q.QueryRowContext(ctx, `SELECT id FROM ledger WHERE payment_tx = ?`, e.PaymentTx).Scan(&id); err != nil {
 			return 0, fmt.Errorf("sqlite: ledger id: %w", err)
 		}
 		return id, nil

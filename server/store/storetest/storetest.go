@@ -33,6 +33,9 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"Tripwires", testTripwires},
 		{"MigrationsIdempotent", testMigrationsIdempotent},
 		{"SweepKeepsLedgerAndOwedPayments", testSweepKeepsLedger},
+		{"FreeUseOnce", testFreeUseOnce},
+		{"LedgerRowOnce", testLedgerRowOnce},
+		{"ClosedStoreCommitsNothing", testClosedStoreCommitsNothing},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, fresh(t)) })
