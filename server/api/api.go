@@ -177,6 +177,8 @@ type Config struct {
 	Page http.Handler
 	// Mounts are further criteria served beside this one, each at its own routes (mounts.go).
 	Mounts []Mount
+	// ReadyChecks are conditions /readyz checks beside the store's (health.go).
+	ReadyChecks []ReadyCheck
 }
 
 // Server is the HTTP service.
@@ -187,6 +189,7 @@ type Server struct {
 	criteria []byte
 	etag     string
 	ready    *readiness
+	writes   *writeHealth
 	inflight *limit.Inflight
 	// evalSlots bounds the exports being decoded, evaluated or signed at once to the number of
 	// CPUs: a request waiting for a slot holds its body only, never a decoded export.
@@ -229,7 +232,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	perDay, minInterval := cfg.Criteria.FreeTier()
 	s := &Server{cfg: cfg, gate: &freetier.Gate{Store: cfg.Store, Limits: store.FreeLimits{PerDay: perDay, MinInterval: minInterval}, Now: cfg.Now}}
-	s.ready = newReadiness(cfg.Store, 2*time.Second)
+	s.ready = newReadiness(cfg.Store, ReadyTimeout)
+	s.writes = newWriteHealth(cfg.Store)
 	s.inflight = limit.NewInflight(cfg.MaxInflightAudits)
 	s.evalSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
 	s.unpaid = limit.NewBudget(cfg.UnpaidAuditsPerMinute, cfg.UnpaidAuditBurst, 100_000, cfg.Now)
@@ -585,9 +589,11 @@ func (s *Server) audit(c echo.Context) error {
 	}(sl.handOff())
 	entry := store.LedgerEntry{Timestamp: now, Day: store.Day(now), CriteriaVersion: res.CriteriaRevision,
 		VerdictLine: res.VerdictLine, Op: store.OpAudit, UndeclaredClusters: res.Undeclared, House: house}
-	appendLedger := func(e store.LedgerEntry) (int64, error) {
-		return s.cfg.Store.AppendLedger(c.Request().Context(), e)
+	keyText := ""
+	if house {
+		keyText = writeKeyText(c)
 	}
+	appendLedger := func(e store.LedgerEntry) (int64, error) { return s.appendLedger(c, e, keyText) }
 	payer, written := "house", metrics.AuditStepLedger
 	if house {
 		_, err = appendLedger(entry)
@@ -597,7 +603,7 @@ func (s *Server) audit(c echo.Context) error {
 	}
 	settled = true // Settle owns the payment from here, whatever it returns
 	if err != nil {
-		return s.storeFailed(c, "ledger write failed", err)
+		return s.writeFailed(c, "ledger write failed", err, keyText)
 	}
 	t = s.step(written, t)
 	doc := <-signed
@@ -721,10 +727,21 @@ func (s *Server) admitFree(c echo.Context, caller string, callerErr error) (bool
 			return false, done(err)
 		}
 	}
-	d, err := s.gate.Take(c.Request().Context(), caller, c.RealIP())
-	if err != nil {
-		return false, s.storeFailed(c, "free-tier store failed", err)
+	keyText := writeKeyText(c)
+	wk := s.gate.WriteKey(c.Path(), caller, c.RealIP(), keyText)
+	d, err := s.gate.TakeOnce(c.Request().Context(), caller, c.RealIP(), wk)
+	if err != nil && !errors.Is(err, store.ErrNotApplied) {
+		// The commit may have happened before the failure: look for it.
+		ctx, cancel := lookupContext(c)
+		if found, ferr := s.gate.Find(ctx, wk); ferr == nil {
+			d, err = found, nil
+		}
+		cancel()
 	}
+	if err != nil {
+		return false, s.writeFailed(c, "free-tier store failed", err, keyText)
+	}
+	s.writes.succeeded()
 	switch d.Outcome {
 	case store.FreeExhausted:
 		s.cfg.Metrics.FreeTier.WithLabelValues(itoa(s.exhaustedStatus())).Inc()

@@ -2,6 +2,9 @@ package api
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -52,6 +55,84 @@ func (r *readiness) kick(onDone func(error)) {
 	}()
 }
 
+// ReadyCheck is one named condition of /readyz: the replica is ready when every check returns
+// nil within the readiness timeout. Its name is the key of its state in the body's "checks"
+// ("ok" or "unavailable"). A condition added later (shedding for memory, a payment network
+// reachable) is one more entry: Config.ReadyChecks, or the list in New.
+type ReadyCheck struct {
+	Name  string
+	Check func(ctx context.Context) error
+}
+
+// Readiness bounds and windows.
+const (
+	// ReadyTimeout bounds each readiness check: a store that does not answer in time is not ready.
+	ReadyTimeout = 2 * time.Second
+	// WriteProbeEvery is the most often the write probe commits (a /readyz flood shares one).
+	WriteProbeEvery = 500 * time.Millisecond
+	// WriteFailureWindow is how long a failed request write keeps the replica not ready, unless a
+	// write has succeeded since.
+	WriteFailureWindow = 5 * time.Second
+	// LookupTimeout bounds the look-up of a write key after a failed write.
+	LookupTimeout = 2 * time.Second
+)
+
+// writeHealth is the store_write check: a bounded write probe (store.Keyed.ProbeWrite) and the
+// writes requests made, so a store that can read but not write is not ready.
+type writeHealth struct {
+	probe func(ctx context.Context, now time.Time) error
+	now   func() time.Time
+	// lastFailure and lastSuccess are the times (Unix ns) of the latest
+	// request write that failed and that succeeded.
+	lastFailure, lastSuccess atomic.Int64
+
+	mu        sync.Mutex
+	probedAt  time.Time
+	probedErr error
+}
+
+var errRecentWriteFailure = errors.New("api: a write failed within the window and none succeeded since")
+
+// newWriteHealth runs on the monotonic clock, never the configured one: its windows are real time.
+func newWriteHealth(st store.Store) *writeHealth {
+	w := &writeHealth{now: time.Now}
+	if k, ok := st.(store.Keyed); ok {
+		w.probe = k.ProbeWrite
+	}
+	return w
+}
+
+func (w *writeHealth) failed()    { w.lastFailure.Store(w.now().UnixNano()) }
+func (w *writeHealth) succeeded() { w.lastSuccess.Store(w.now().UnixNano()) }
+
+// check fails on a request write failure within WriteFailureWindow with no success since, then
+// on the write probe (run at most every WriteProbeEvery).
+func (w *writeHealth) check(ctx context.Context) error {
+	now := w.now()
+	if f := w.lastFailure.Load(); f > w.lastSuccess.Load() && now.UnixNano()-f < int64(WriteFailureWindow) {
+		return errRecentWriteFailure
+	}
+	if w.probe == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.probedAt.IsZero() && now.Sub(w.probedAt) >= 0 && now.Sub(w.probedAt) < WriteProbeEvery {
+		return w.probedErr
+	}
+	w.probedErr = w.probe(ctx, now)
+	w.probedAt = w.now()
+	return w.probedErr
+}
+
+// readyChecks are the built-in conditions of /readyz, then the configured ones.
+func (s *Server) readyChecks() []ReadyCheck {
+	return append([]ReadyCheck{
+		{Name: "store", Check: s.ready.run},
+		{Name: "store_write", Check: s.writes.check},
+	}, s.cfg.ReadyChecks...)
+}
+
 // Health bodies (schema/health.schema.json).
 const (
 	healthLive     = "live"
@@ -67,19 +148,35 @@ func (s *Server) livez(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"status": healthLive})
 }
 
-// readyz answers 200 when the store makes a round trip with its schema at the expected
-// migration; the criteria gate has passed (the server is only built after it passes).
+// readyz runs every readiness check at once, each bounded by ReadyTimeout, and answers 200 when
+// all pass; the criteria gate has passed (the server is only built after it passes).
 func (s *Server) readyz(c echo.Context) error {
-	err := s.ready.run(c.Request().Context())
-	storeState := checkOK
+	checks := s.readyChecks()
+	errs := make([]error, len(checks))
+	var wg sync.WaitGroup
+	for i, ch := range checks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(c.Request().Context(), ReadyTimeout)
+			defer cancel()
+			errs[i] = ch.Check(ctx)
+		}()
+	}
+	wg.Wait()
+	states := map[string]string{"criteria_gate": checkPassed}
 	status, code := healthReady, http.StatusOK
-	if err != nil {
-		s.cfg.Logger.Warn("store not ready", "cause", store.Cause(err))
-		storeState, status, code = checkFailed, healthNotReady, http.StatusServiceUnavailable
+	for i, ch := range checks {
+		states[ch.Name] = checkOK
+		if errs[i] != nil {
+			s.cfg.Logger.Warn("not ready", "check", ch.Name, "cause", store.Cause(errs[i]))
+			states[ch.Name], status, code = checkFailed, healthNotReady, http.StatusServiceUnavailable
+		}
+	}
+	if code != http.StatusOK {
 		c.Response().Header().Set("Retry-After", itoa(s.retryAfterSeconds()))
 	}
-	return c.JSON(code, map[string]any{"status": status, "criteria_revision": s.cfg.Criteria.Revision(),
-		"checks": map[string]string{"store": storeState, "criteria_gate": checkPassed}})
+	return c.JSON(code, map[string]any{"status": status, "criteria_revision": s.cfg.Criteria.Revision(), "checks": states})
 }
 
 func (s *Server) retryAfterSeconds() int {
@@ -89,6 +186,7 @@ func (s *Server) retryAfterSeconds() int {
 // Static bodies of the service's limits (schema/service-limit.schema.json).
 const (
 	errStoreUnavailable = "store unavailable"
+	errOutcomeUnknown   = "outcome unknown"
 	errOverloaded       = "overloaded"
 	errUnpaidBudget     = "unpaid audit budget exhausted"
 	errMethodNotAllowed = "method not allowed"
@@ -104,6 +202,12 @@ func limitError(msg string) map[string]string {
 // word or code, never the error's text), and starts a schema re-check in the background.
 func (s *Server) storeFailed(c echo.Context, msg string, err error) error {
 	s.cfg.Logger.Error(msg, "route", route(c), "cause", store.Cause(err))
+	s.recheck()
+	c.Response().Header().Set("Retry-After", itoa(s.retryAfterSeconds()))
+	return c.JSON(http.StatusServiceUnavailable, limitError(errStoreUnavailable))
+}
+
+func (s *Server) recheck() {
 	s.ready.kick(func(err error) {
 		if err != nil {
 			s.cfg.Logger.Warn("store re-check failed", "cause", store.Cause(err))
@@ -111,6 +215,81 @@ func (s *Server) storeFailed(c echo.Context, msg string, err error) error {
 			s.cfg.Logger.Info("store re-check passed")
 		}
 	})
-	c.Response().Header().Set("Retry-After", itoa(s.retryAfterSeconds()))
-	return c.JSON(http.StatusServiceUnavailable, limitError(errStoreUnavailable))
+}
+
+// HeaderIdempotencyKey carries the key of a consuming write (docs/api.md, Idempotent writes).
+const HeaderIdempotencyKey = "Idempotency-Key"
+
+// writeKeyText is the request's Idempotency-Key, or a key minted for this request (which a
+// 503 outcome unknown hands back, so the caller can retry with it).
+func writeKeyText(c echo.Context) string {
+	if k := c.Request().Header.Get(HeaderIdempotencyKey); k != "" {
+		return k
+	}
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// writeFailed answers a consuming write that failed and whose commit was not found. A write that
+// committed nothing answers 503 store unavailable; any other answers 503 outcome unknown with the
+// key (keyText, "" for a paid audit, whose key is its payment) to retry with: the retry is
+// counted at most once.
+func (s *Server) writeFailed(c echo.Context, msg string, err error, keyText string) error {
+	if c.Request().Context().Err() == nil {
+		s.writes.failed() // a write cut short by the caller leaving says nothing about the store
+	}
+	if errors.Is(err, store.ErrNotApplied) {
+		return s.storeFailed(c, msg, err)
+	}
+	s.cfg.Logger.Error(msg+": outcome unknown", "route", route(c), "cause", store.Cause(err))
+	s.recheck()
+	h := c.Response().Header()
+	h.Set("Retry-After", itoa(s.retryAfterSeconds()))
+	if keyText != "" {
+		h.Set(HeaderIdempotencyKey, keyText)
+	}
+	return c.JSON(http.StatusServiceUnavailable, limitError(errOutcomeUnknown))
+}
+
+// lookupContext bounds the look-up of a write after a failed one: it outlives neither the
+// request nor LookupTimeout.
+func lookupContext(c echo.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(c.Request().Context(), LookupTimeout)
+}
+
+// appendLedger writes an audit's ledger row: a house audit's under the write key of keyText, a
+// paid one's under its payment transaction (the ledger's own key). When the write fails and may
+// have committed, the row is looked up; found, the write is reported as committed.
+func (s *Server) appendLedger(c echo.Context, e store.LedgerEntry, keyText string) (int64, error) {
+	ctx := c.Request().Context()
+	k, keyed := s.cfg.Store.(store.Keyed)
+	if !keyed {
+		return s.cfg.Store.AppendLedger(ctx, e)
+	}
+	var wk store.WriteKey
+	if e.PaymentTx == "" && keyText != "" {
+		wk = store.NewWriteKey(store.WriteHouse, s.cfg.Criteria.ID(), keyText)
+	}
+	id, _, err := k.AppendLedgerOnce(ctx, e, wk, s.cfg.Now())
+	if err == nil {
+		s.writes.succeeded()
+		return id, nil
+	}
+	if errors.Is(err, store.ErrNotApplied) {
+		return 0, err
+	}
+	lctx, cancel := lookupContext(c)
+	defer cancel()
+	switch {
+	case e.PaymentTx != "":
+		if id, ferr := k.FindPayment(lctx, e.PaymentTx); ferr == nil {
+			return id, nil
+		}
+	case wk != "":
+		if r, ferr := k.FindWrite(lctx, wk, s.cfg.Now()); ferr == nil && r.LedgerID > 0 {
+			return r.LedgerID, nil
+		}
+	}
+	return 0, err
 }

@@ -311,11 +311,15 @@ func TestStoreDownAnswers503AndReadyzTellsTheTruth(t *testing.T) {
 				t.Fatal("an error's text or content reached the log")
 			}
 			ds.down.Store(false)
-			if r := h.do("GET", "/readyz", nil, nil); r.Status != 200 {
-				t.Fatalf("readyz after recovery: %d %s", r.Status, r.Body)
+			// The writes that failed keep it not ready (for api.WriteFailureWindow) until one succeeds.
+			if r := h.do("GET", "/readyz", nil, nil); r.Status != 503 || !strings.Contains(string(r.Body), `"store":"ok","store_write":"unavailable"`) {
+				t.Fatalf("readyz right after recovery: %d %s", r.Status, r.Body)
 			}
 			if r := h.do("POST", "/precheck", export(nil), nil); r.Status != 200 {
 				t.Fatalf("precheck after recovery: %d %s", r.Status, r.Body)
+			}
+			if r := h.do("GET", "/readyz", nil, nil); r.Status != 200 {
+				t.Fatalf("readyz after recovery: %d %s", r.Status, r.Body)
 			}
 		})
 	}

@@ -45,15 +45,54 @@ type Gate struct {
 
 // Take decides one free call for the caller (or, without one, the client address).
 func (g *Gate) Take(ctx context.Context, caller, clientIP string) (store.FreeDecision, error) {
-	now := time.Now
-	if g.Now != nil {
-		now = g.Now
-	}
-	d, err := g.Store.TakeFree(ctx, KeyIn(g.Scope, caller, clientIP), now(), g.Limits)
+	d, err := g.Store.TakeFree(ctx, KeyIn(g.Scope, caller, clientIP), g.now(), g.Limits)
 	if err != nil {
 		return d, fmt.Errorf("free tier: %w", err)
 	}
 	return d, nil
+}
+
+// WriteKey is the stored key of one free use on route (a pre-check and a free audit are
+// different uses) by the caller (or the client address) under the key text the request carries
+// or the server minted.
+func (g *Gate) WriteKey(route, caller, clientIP, text string) store.WriteKey {
+	return store.NewWriteKey(store.WriteFree, route+"\x00"+KeyIn(g.Scope, caller, clientIP), text)
+}
+
+// TakeOnce is Take under a write key (store.Keyed.TakeFreeOnce): a retry with the key of a use
+// already committed is answered allowed and replayed, consuming nothing. A store without
+// idempotent writes decides as Take.
+func (g *Gate) TakeOnce(ctx context.Context, caller, clientIP string, wk store.WriteKey) (store.FreeDecision, error) {
+	k, ok := g.Store.(store.Keyed)
+	if !ok {
+		return g.Take(ctx, caller, clientIP)
+	}
+	d, err := k.TakeFreeOnce(ctx, KeyIn(g.Scope, caller, clientIP), wk, g.now(), g.Limits)
+	if err != nil {
+		return d, fmt.Errorf("free tier: %w", err)
+	}
+	return d, nil
+}
+
+// Find reports the committed use wk stands for (store.ErrNotFound when none): after a failed
+// write, whether the use was counted after all.
+func (g *Gate) Find(ctx context.Context, wk store.WriteKey) (store.FreeDecision, error) {
+	k, ok := g.Store.(store.Keyed)
+	if !ok {
+		return store.FreeDecision{}, store.ErrNotFound
+	}
+	r, err := k.FindWrite(ctx, wk, g.now())
+	if err != nil {
+		return store.FreeDecision{}, fmt.Errorf("free tier: %w", err)
+	}
+	return store.FreeDecision{Outcome: store.FreeAllowed, Used: r.Used, Replayed: true}, nil
+}
+
+func (g *Gate) now() time.Time {
+	if g.Now != nil {
+		return g.Now()
+	}
+	return time.Now()
 }
 
 // RetryAfterSeconds is the Retry-After header value for a wait: whole seconds, rounded up, at
