@@ -48,7 +48,13 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	// Start-up is bounded: a server that accepts and never answers fails the start, not hangs it.
 	sctx, cancel := context.WithTimeout(ctx, StartTimeout)
 	defer cancel()
-	if err := s.migrate(sctx); err != nil {
+	// One connection attempt is bounded by ConnectTimeout, shorter than the start: a server
+	// that does not answer is tried again until StartTimeout has passed.
+	err = s.migrate(sctx)
+	for err != nil && sctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		err = s.migrate(sctx)
+	}
+	if err != nil {
 		pool.Close()
 		if sctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 			return nil, fmt.Errorf("postgres: the store did not answer within %s at %s:%d: %w",
@@ -64,14 +70,14 @@ const (
 	// StartTimeout bounds connecting and migrating at start.
 	StartTimeout = 5 * time.Second
 	// ConnectTimeout bounds one connection attempt (TCP, TLS and the start-up exchange).
-	ConnectTimeout = 3 * time.Second
+	ConnectTimeout = time.Second
 	// StatementTimeout bounds one statement on the server.
 	StatementTimeout = 5 * time.Second
 	// CallTimeout bounds one call of a request's path (a free-tier check, a ledger append, a
 	// look-up, a probe) on this side, acquiring its connection included: a connection the
 	// network black-holed fails the call and is dropped, instead of holding the request and its
 	// pool slot until the request's own timeout.
-	CallTimeout = 1500 * time.Millisecond
+	CallTimeout = time.Second
 	// HealthCheckPeriod is how often idle pooled connections are checked; PingTimeout bounds
 	// the ping of a connection idle for more than a second before it is handed out.
 	HealthCheckPeriod = 500 * time.Millisecond
