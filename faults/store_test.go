@@ -290,10 +290,13 @@ type pgRelay struct {
 	ln       net.Listener
 	hole     atomic.Bool
 	cutEvery atomic.Int64 // 0: never; n: cut after every n-th commit
-	commits  atomic.Int64
-	cuts     atomic.Int64
-	mu       sync.Mutex
-	conns    []net.Conn
+	// holeAfterCut (ns), when set, black-holes the relay that long after each cut: the service
+	// cannot look the write up either.
+	holeAfterCut atomic.Int64
+	commits      atomic.Int64
+	cuts         atomic.Int64
+	mu           sync.Mutex
+	conns        []net.Conn
 }
 
 // newPGRelay relays to the PostgreSQL of spec and returns spec pointed at the relay.
@@ -407,6 +410,10 @@ func (r *pgRelay) serverToClient(cl, up net.Conn, dead *atomic.Bool) {
 			tag = ""
 			if every := r.cutEvery.Load(); committed && every > 0 && r.commits.Add(1)%every == 0 {
 				r.cuts.Add(1)
+				if d := time.Duration(r.holeAfterCut.Load()); d > 0 {
+					r.hole.Store(true)
+					time.AfterFunc(d, func() { r.hole.Store(false) })
+				}
 				up.Close()
 				return
 			}
@@ -516,9 +523,11 @@ func TestPostgresBlackHoleRecovers(t *testing.T) {
 
 // TestCutAfterCommitIsNeverReportedLost (issue 21): house audits and free pre-checks, each with an
 // Idempotency-Key of its own, run against PostgreSQL through the relay, which cuts the connection
-// right after every second commit. No write answered 503 "store unavailable" (nothing recorded)
-// was recorded; every write that committed answered 200 or 503 "outcome unknown" with its key; a
-// retry with that key answers 200 and records nothing more.
+// right after every second commit (80 writes, 4 at a time), then after every commit with the
+// network gone for 1.2 s after each cut (4 writes), so that the service cannot look the write up.
+// No write answered 503 "store unavailable" (nothing recorded) was recorded; every write that
+// committed answered 200 or 503 "outcome unknown" with its key; a retry with that key answers 200
+// and records nothing more.
 func TestCutAfterCommitIsNeverReportedLost(t *testing.T) {
 	if os.Getenv("SCOPE_HYGIENE_PG_DSN") == "" {
 		t.Skip("SCOPE_HYGIENE_PG_DSN not set")
@@ -527,7 +536,7 @@ func TestCutAfterCommitIsNeverReportedLost(t *testing.T) {
 	relay, served := newPGRelay(t, spec)
 	s := start(t, opts{store: served})
 	relay.cutEvery.Store(2)
-	const writes = 80
+	const writes, unlooked = 80, 4
 	type sent struct {
 		src net.IP
 		key string
@@ -550,7 +559,24 @@ func TestCutAfterCommitIsNeverReportedLost(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	// Then cuts the service cannot look up: the network goes for 1.2 s after each. One write at a
+	// time, the relay armed for its commit only, then a pause for the network and for the store
+	// re-check the failure started (at most 2 s), whose commit must not be the one cut.
 	relay.cutEvery.Store(0)
+	relay.holeAfterCut.Store(int64(1200 * time.Millisecond))
+	for i := writes; i < writes+unlooked; i++ {
+		var src net.IP
+		if i%2 == 1 {
+			src = net.IPv4(127, 60, byte(1+i/250), byte(1+i%250))
+		}
+		key := fmt.Sprintf("fault-suite-cut-%03d", i)
+		relay.commits.Store(0)
+		relay.cutEvery.Store(1)
+		a := keyedWrite(s.base, src, key, 15*time.Second)
+		relay.cutEvery.Store(0)
+		all = append(all, sent{src, key, a})
+		time.Sleep(2200 * time.Millisecond)
+	}
 	cuts := relay.cuts.Load()
 	var ok, unknown, unavailable, other, okAudits, okFree, retriedOK int
 	for i, w := range all {
@@ -590,10 +616,10 @@ func TestCutAfterCommitIsNeverReportedLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("PostgreSQL connection cut after every 2nd commit: %d writes, %d commits cut; answered 200: %d, 503 outcome unknown: %d (each retried with its key: %d answered 200), 503 store unavailable: %d, other: %d; ledger rows %d for %d audits answered 200, free uses %d for %d pre-checks answered 200",
-		writes, cuts, ok, unknown, retriedOK, unavailable, other, rows, okAudits, tw.FreeCalls, okFree)
-	if cuts == 0 {
-		t.Fatal("no commit was cut")
+	t.Logf("PostgreSQL connection cut after every 2nd commit, then %d cut with the network gone 1.2 s after: %d writes, %d commits cut; answered 200: %d, 503 outcome unknown: %d (each retried with its key: %d answered 200), 503 store unavailable: %d, other: %d; ledger rows %d for %d audits answered 200, free uses %d for %d pre-checks answered 200",
+		unlooked, len(all), cuts, ok, unknown, retriedOK, unavailable, other, rows, okAudits, tw.FreeCalls, okFree)
+	if cuts == 0 || unknown == 0 {
+		t.Fatalf("%d commits cut, %d outcomes unknown: the scenario did not happen", cuts, unknown)
 	}
 	if rows != okAudits || tw.FreeCalls != int64(okFree) {
 		t.Fatalf("a write answered 503 was recorded, or a retry recorded twice: %d ledger rows for %d audits answered 200, %d free uses for %d pre-checks answered 200",
