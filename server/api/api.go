@@ -730,7 +730,7 @@ func (s *Server) admitFree(c echo.Context, caller string, callerErr error) (bool
 	keyText := writeKeyText(c)
 	wk := s.gate.WriteKey(c.Path(), caller, c.RealIP(), keyText)
 	d, err := s.gate.TakeOnce(c.Request().Context(), caller, c.RealIP(), wk)
-	if err != nil && !errors.Is(err, store.ErrNotApplied) {
+	if err != nil && !errors.Is(err, store.ErrNotApplied) && !errors.Is(err, store.ErrNotDurable) {
 		// The commit may have happened before the failure: look for it.
 		ctx, cancel := lookupContext(c)
 		if found, ferr := s.gate.Find(ctx, wk); ferr == nil {

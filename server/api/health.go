@@ -276,7 +276,7 @@ func (s *Server) appendLedger(c echo.Context, e store.LedgerEntry, keyText strin
 		s.writes.succeeded()
 		return id, nil
 	}
-	if errors.Is(err, store.ErrNotApplied) {
+	if errors.Is(err, store.ErrNotApplied) || errors.Is(err, store.ErrNotDurable) {
 		return 0, err
 	}
 	lctx, cancel := lookupContext(c)

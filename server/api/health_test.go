@@ -23,6 +23,8 @@ type faultyStore struct {
 	// committed; lookupDown makes the look-ups fail too; notApplied makes a write fail before it
 	// begins; probeDown makes the write probe fail.
 	cutAfterCommit, lookupDown, notApplied, probeDown atomic.Bool
+	// unsynced makes a write commit, then report that its sync failed (store.NotDurable).
+	unsynced atomic.Bool
 }
 
 var errCut = errors.New("connection reset after the commit " + canaryContent)
@@ -41,6 +43,9 @@ func (f *faultyStore) TakeFreeOnce(ctx context.Context, key string, wk store.Wri
 		return store.FreeDecision{}, store.NotApplied(errCut)
 	}
 	d, err := f.k.TakeFreeOnce(ctx, key, wk, now, l)
+	if err == nil && f.unsynced.Load() {
+		return store.FreeDecision{}, store.NotDurable(errCut)
+	}
 	if err == nil && f.cutAfterCommit.Load() {
 		return store.FreeDecision{}, errCut
 	}
@@ -52,6 +57,9 @@ func (f *faultyStore) AppendLedgerOnce(ctx context.Context, e store.LedgerEntry,
 		return 0, false, store.NotApplied(errCut)
 	}
 	id, replayed, err := f.k.AppendLedgerOnce(ctx, e, wk, now)
+	if err == nil && f.unsynced.Load() {
+		return 0, false, store.NotDurable(errCut)
+	}
 	if err == nil && f.cutAfterCommit.Load() {
 		return 0, false, errCut
 	}
@@ -228,4 +236,32 @@ func TestReadyChecksAreANamedList(t *testing.T) {
 		t.Fatalf("readyz with memory down: %d %s", r.Status, r.Body)
 	}
 	validate(t, "health", r.Body)
+}
+
+// TestUnsyncedWriteIsNeverAnsweredCommitted: a write whose sync failed may be visible and yet not
+// on disk, so it is answered 503 outcome unknown with its key even though a look-up would find
+// it; the retry with the key answers 200 once its own commit is synced, and writes nothing more.
+func TestUnsyncedWriteIsNeverAnsweredCommitted(t *testing.T) {
+	fs := newFaulty(sqliteStore(t))
+	h := newHarness(t, fs)
+	fs.unsynced.Store(true)
+	keys := map[string]string{}
+	for _, path := range []string{"/precheck", "/audit"} {
+		r := h.do("POST", path, export(nil), map[string]string{"Authorization": "Bearer " + houseToken})
+		if r.Status != 503 || !strings.Contains(string(r.Body), `"outcome unknown"`) {
+			t.Fatalf("%s whose sync failed: %d %s, want 503 outcome unknown", path, r.Status, r.Body)
+		}
+		keys[path] = r.Header.Get(api.HeaderIdempotencyKey)
+	}
+	fs.unsynced.Store(false)
+	h.clock.Advance(time.Minute)
+	for _, path := range []string{"/precheck", "/audit"} {
+		hdr := map[string]string{"Authorization": "Bearer " + houseToken, api.HeaderIdempotencyKey: keys[path]}
+		if r := h.do("POST", path, export(nil), hdr); r.Status != 200 {
+			t.Fatalf("%s retried with its key: %d %s", path, r.Status, r.Body)
+		}
+	}
+	if l, f := counts(t, fs); l != 1 || f != 1 {
+		t.Fatalf("%d ledger rows, %d free uses; want 1 and 1", l, f)
+	}
 }

@@ -68,6 +68,26 @@ func (e notApplied) Error() string        { return e.err.Error() }
 func (e notApplied) Unwrap() []error      { return []error{e.err, ErrNotApplied} }
 func (e notApplied) Is(target error) bool { return target == ErrNotApplied }
 
+// ErrNotDurable marks a write error after which the write may be visible to this process and yet
+// not on disk (SQLite's commit whose sync failed): a look-up cannot tell, so the answer is that
+// the outcome is unknown. A retry with the key is answered as committed only after a commit of
+// its own has been synced.
+var ErrNotDurable = errors.New("store: the write may be visible and not durable")
+
+// NotDurable wraps err as a write whose durability is unknown.
+func NotDurable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return notDurable{err}
+}
+
+type notDurable struct{ err error }
+
+func (e notDurable) Error() string        { return e.err.Error() }
+func (e notDurable) Unwrap() []error      { return []error{e.err, ErrNotDurable} }
+func (e notDurable) Is(target error) bool { return target == ErrNotDurable }
+
 // Keyed is implemented by every backend: the idempotent forms of the consuming writes and the
 // look-ups that answer "did it commit?" after a failed write.
 type Keyed interface {

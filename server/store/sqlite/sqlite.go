@@ -177,7 +177,8 @@ func boolInt(b bool) int {
 
 // AppendLedger implements store.Store.
 func (s *Store) AppendLedger(ctx context.Context, e store.LedgerEntry) (int64, error) {
-	return appendLedger(ctx, s.appendLedger, s.db, e)
+	id, err := appendLedger(ctx, s.appendLedger, s.db, e)
+	return id, unwritten(err)
 }
 
 type queryRower interface {

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"time"
 
+	sqlite3 "modernc.org/sqlite"
+	sqlite3lib "modernc.org/sqlite/lib"
+
 	"github.com/scopehygiene/scope-hygiene/server/store"
 )
 
@@ -43,13 +46,32 @@ func putKey(ctx context.Context, tx *sql.Tx, wk store.WriteKey, ledgerID any, us
 	return nil
 }
 
-// commit commits tx. Its error is not marked NotApplied: a commit whose sync failed may still
-// be on disk.
+// commit commits tx. A commit that could not write its pages (a read-only or full filesystem, a
+// failed write) committed nothing: the WAL frame that commits is written last and only counts
+// whole. Any other failure, a failed sync above all, may leave the commit visible here and yet
+// not on disk: it is marked store.NotDurable, so no look-up answers it as committed.
 func commit(tx *sql.Tx, what string) error {
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlite: commit %s: %w", what, err)
+		return unwritten(fmt.Errorf("sqlite: commit %s: %w", what, err))
 	}
 	return nil
+}
+
+// unwritten marks err store.NotApplied when SQLite could not write at all, and any other
+// failure of a write that may have committed store.NotDurable.
+func unwritten(err error) error {
+	var e *sqlite3.Error
+	if err == nil || errors.Is(err, store.ErrNotApplied) {
+		return err
+	}
+	if !errors.As(err, &e) {
+		return store.NotDurable(err)
+	}
+	switch c := e.Code(); {
+	case c&0xff == sqlite3lib.SQLITE_READONLY, c == sqlite3lib.SQLITE_FULL, c == sqlite3lib.SQLITE_IOERR_WRITE:
+		return store.NotApplied(err)
+	}
+	return store.NotDurable(err)
 }
 
 // TakeFreeOnce implements store.Keyed.
