@@ -403,6 +403,12 @@ func (s *Server) readBody(c echo.Context) ([]byte, error) {
 	if ref := s.cfg.Engine.CheckBodySize(len(body)); ref != nil {
 		return nil, s.refuse(c, ref)
 	}
+	if ok, err := admit(c); !ok {
+		if err != nil {
+			return nil, err
+		}
+		return nil, errAnswered
+	}
 	return body, nil
 }
 

@@ -148,11 +148,11 @@ func (g *guardedBody) release() {
 	g.done = true
 }
 
-// shedBody answers a body refused by the budget: 503 overloaded with Retry-After, and the
-// connection closes (the body is not read).
+// shedBody answers a body refused by the budget: 503 overloaded with Retry-After. The rest of the
+// body is discarded by net/http before the answer (up to 256 KiB, within the body timeout), so
+// the client reads the answer rather than a reset.
 func (s *Server) shedBody(c echo.Context) error {
 	c.Set(keyRule, "body_budget")
-	c.Response().Header().Set("Connection", "close")
 	c.Response().Header().Set("Retry-After", "1")
 	return c.JSON(http.StatusServiceUnavailable, limitError(errOverloaded))
 }

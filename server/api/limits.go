@@ -87,24 +87,54 @@ func cors(origins []string) echo.MiddlewareFunc {
 	return mw
 }
 
-// shedAudit takes an in-flight audit slot; past the cap it answers a fast 503 with Retry-After.
+// shedAudit caps in-flight audits; past the cap the answer is a fast 503 with Retry-After.
 func (s *Server) shedAudit(next echo.HandlerFunc) echo.HandlerFunc {
 	return shed(s.inflight, next)
 }
 
-// shedPrecheck takes an in-flight pre-check slot (one cap for every criteria's pre-check); past
-// the cap it answers a fast 503 with Retry-After.
+// shedPrecheck caps in-flight pre-checks (one cap for every criteria's pre-check, MCP's
+// included); past the cap the answer is a fast 503 with Retry-After.
 func (s *Server) shedPrecheck(next echo.HandlerFunc) echo.HandlerFunc {
 	return shed(s.prechecks, next)
 }
 
+const keyAdmission = "scope_hygiene.admission"
+
+// shed caps a route's requests in flight. The slot is taken when the body has arrived (readBody),
+// not before: an upload that trickles in holds memory under the body budget and the body timeout,
+// never a slot that real requests need.
 func shed(in *limit.Inflight, next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if !in.TryAcquire() {
-			return overloaded(c)
-		}
-		defer in.Release()
+		a := &admission{in: in}
+		c.Set(keyAdmission, a)
+		defer a.release()
 		return next(c)
+	}
+}
+
+// admission is one request's in-flight slot, taken once its body is in.
+type admission struct {
+	in   *limit.Inflight
+	held bool
+}
+
+// admit takes the request's in-flight slot if its route has a cap; past the cap it answers the
+// fast 503 and reports false.
+func admit(c echo.Context) (bool, error) {
+	a, ok := c.Get(keyAdmission).(*admission)
+	if !ok || a.held {
+		return true, nil
+	}
+	if a.held = a.in.TryAcquire(); a.held {
+		return true, nil
+	}
+	return false, overloaded(c)
+}
+
+func (a *admission) release() {
+	if a.held {
+		a.in.Release()
+		a.held = false
 	}
 }
 
