@@ -299,8 +299,11 @@ func TestReconnectingIdleFlood(t *testing.T) {
 		floodChild(addr, n, time.Unix(0, end), net3)
 		return
 	}
-	s := start(t, opts{store: backends[0].spec(t), nofile: 20000})
+	metricsAddr := freeAddr(t)
+	s := start(t, opts{store: backends[0].spec(t), nofile: 20000, args: []string{"-metrics-addr", metricsAddr}})
 	addr := strings.TrimPrefix(s.base, "http://")
+	murl := "http://" + metricsAddr + "/metrics"
+	baseHeap, baseRSS := metric(t, murl, "go_memstats_heap_inuse_bytes"), metric(t, murl, "process_resident_memory_bytes")
 	const flood, run = 30000, 12 * time.Second
 	end := time.Now().Add(run)
 	type child struct {
@@ -348,7 +351,12 @@ func TestReconnectingIdleFlood(t *testing.T) {
 	}
 	var lat []time.Duration
 	var failed int
+	var peakHeap, peakRSS float64
 	for i := 0; time.Now().Before(end.Add(-500 * time.Millisecond)); i++ {
+		if i%5 == 0 {
+			peakHeap = max(peakHeap, metric(t, murl, "go_memstats_heap_inuse_bytes"))
+			peakRSS = max(peakRSS, metric(t, murl, "process_resident_memory_bytes"))
+		}
 		code, _, d, err := timedClient("GET", s.base+"/criteria", "", net.IPv4(127, 41, 0, 1), 5*time.Second)
 		lat = append(lat, d)
 		if err != nil || code != 200 {
@@ -365,8 +373,9 @@ func TestReconnectingIdleFlood(t *testing.T) {
 		dials, failedDials = dials+d, failedDials+f
 	}
 	p50, p99 := percentile(lat, 0.5), percentile(lat, 0.99)
-	fmt.Printf("reconnecting idle flood: %d connections from %d processes against a cap of 19936 for %s (%d dials, %d failed): %d new-connection requests, %d failed, p50 %s, p99 %s\n",
-		flood, len(children), run, dials, failedDials, len(lat), failed, p50.Round(time.Millisecond), p99.Round(time.Millisecond))
+	fmt.Printf("reconnecting idle flood: %d connections from %d processes against a cap of 19936 for %s (%d dials, %d failed): %d new-connection requests, %d failed, p50 %s, p99 %s; heap in use %.0f MB (+%.0f), RSS %.0f MB (+%.0f)\n",
+		flood, len(children), run, dials, failedDials, len(lat), failed, p50.Round(time.Millisecond), p99.Round(time.Millisecond),
+		peakHeap/1e6, (peakHeap-baseHeap)/1e6, peakRSS/1e6, (peakRSS-baseRSS)/1e6)
 	if dials <= flood {
 		t.Errorf("%d dials: the flood never reconnected (was the cap reached?)", dials)
 	}
