@@ -2,7 +2,9 @@
 # The fault suite (faults/, docs/api.md "Fault suite"): the real binary killed with SIGKILL under
 # a bounded audit load, flooded with idle connections past its descriptor limit, its store taken
 # away and given back, and started against a PostgreSQL that accepts and never answers; on
-# SQLite and PostgreSQL where the store matters. Loopback only, bounded, well under 3 minutes.
+# SQLite and PostgreSQL where the store matters; outsiders flooding it (slow uploads, a storm of
+# maximum-size pre-checks, a 30,000-connection reconnecting idle flood, CL+TE smuggling:
+# faults/flood_test.go, about 40 s). Loopback only, bounded, well under 5 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,6 +15,6 @@ fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 rc=0
-go test -tags faults -count=1 -timeout 170s -v ./faults/ >"$out" 2>&1 || rc=$?
+go test -tags faults -count=1 -timeout 300s -v ./faults/ >"$out" 2>&1 || rc=$?
 if [ "$rc" -ne 0 ]; then cat "$out"; else grep -vE '^=== (RUN|PAUSE|CONT)' "$out"; fi
 exit "$rc"

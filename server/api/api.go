@@ -164,6 +164,19 @@ type Config struct {
 	// UnpaidAuditsPerMinute is each client address's budget of /audit calls that carry neither
 	// a payment nor a house token, with UnpaidAuditBurst at once (0 disables the budget).
 	UnpaidAuditsPerMinute, UnpaidAuditBurst int
+	// MaxInflightPrechecks caps concurrent pre-checks (both criteria's, and those made through
+	// MCP); past it the answer is a fast 503 (DefaultMaxInflightPrechecks when 0).
+	MaxInflightPrechecks int
+	// BodyBudgetBytes bounds the bytes of request bodies held at once, being read or evaluated;
+	// past it a new body gets a fast 503 (DefaultBodyBudgetBytes when 0, none when negative).
+	BodyBudgetBytes int64
+	// BodyTimeout is the time a request body has to arrive, from the end of its headers; past it
+	// the answer is a static 408 and the connection closes (DefaultBodyTimeout when 0, none when
+	// negative).
+	BodyTimeout time.Duration
+	// HouseTokenFailuresPerMinute is each client address's budget of failed house-token attempts,
+	// with HouseTokenFailureBurst at once; past it a 429 (defaults when 0, none when negative).
+	HouseTokenFailuresPerMinute, HouseTokenFailureBurst int
 	// RetryAfter is the Retry-After of a 503 for a failed store (DefaultRetryAfter when 0).
 	RetryAfter time.Duration
 	// CORSOrigins are the browser origins allowed to call the API (no CORS when empty).
@@ -191,6 +204,11 @@ type Server struct {
 	ready    *readiness
 	writes   *writeHealth
 	inflight *limit.Inflight
+	// prechecks caps concurrent pre-checks; bodies bounds the request body bytes held.
+	prechecks *limit.Inflight
+	bodies    *limit.Bytes
+	// houseFailures is the per-address budget of failed house-token attempts.
+	houseFailures *limit.Budget
 	// evalSlots bounds the exports being decoded, evaluated or signed at once to the number of
 	// CPUs: a request waiting for a slot holds its body only, never a decoded export.
 	evalSlots chan struct{}
@@ -230,11 +248,15 @@ func New(cfg Config) (*Server, error) {
 	if cfg.RetryAfter <= 0 {
 		cfg.RetryAfter = DefaultRetryAfter
 	}
+	cfg.setLimitDefaults()
 	perDay, minInterval := cfg.Criteria.FreeTier()
 	s := &Server{cfg: cfg, gate: &freetier.Gate{Store: cfg.Store, Limits: store.FreeLimits{PerDay: perDay, MinInterval: minInterval}, Now: cfg.Now}}
 	s.ready = newReadiness(cfg.Store, ReadyTimeout)
 	s.writes = newWriteHealth(cfg.Store)
 	s.inflight = limit.NewInflight(cfg.MaxInflightAudits)
+	s.prechecks = limit.NewInflight(cfg.MaxInflightPrechecks)
+	s.bodies = limit.NewBytes(cfg.BodyBudgetBytes)
+	s.houseFailures = limit.NewBudget(cfg.HouseTokenFailuresPerMinute, cfg.HouseTokenFailureBurst, 100_000, cfg.Now)
 	s.evalSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
 	s.unpaid = limit.NewBudget(cfg.UnpaidAuditsPerMinute, cfg.UnpaidAuditBurst, 100_000, cfg.Now)
 	if err := s.renderCriteria(); err != nil {
@@ -254,7 +276,7 @@ func New(cfg Config) (*Server, error) {
 	} else {
 		e.IPExtractor = echo.ExtractIPDirect()
 	}
-	e.Use(s.observe, s.recoverStatic)
+	e.Use(s.observe, s.recoverStatic, s.guardBody)
 	if len(cfg.CORSOrigins) > 0 {
 		e.Use(cors(cfg.CORSOrigins))
 	}
@@ -271,7 +293,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	get("/openapi.json", s.openAPI)
 	get("/schema/:name", s.schemaFile)
-	e.POST("/precheck", s.precheck)
+	e.POST("/precheck", s.precheck, s.shedPrecheck)
 	e.POST("/audit", s.audit, s.shedAudit)
 	if cfg.MCP != nil {
 		e.POST("/mcp", echo.WrapHandler(cfg.MCP(e, MCPOptions{BodyCap: cfg.Criteria.BodyCap(),
@@ -358,17 +380,26 @@ func (s *Server) fallback(c echo.Context) error {
 }
 
 // readBody reads the request body up to the cap: a declared Content-Length over the cap
-// is refused unread; otherwise at most cap+1 bytes are read.
+// is refused unread; otherwise at most cap+1 bytes are read, into memory that grows with the bytes
+// received (body.go).
 func (s *Server) readBody(c echo.Context) ([]byte, error) {
 	limit := s.cfg.Criteria.BodyCap()
 	if cl := c.Request().ContentLength; cl > int64(limit) {
 		return nil, s.refuse(c, s.cfg.Engine.CheckBodySize(int(min(cl, int64(1)<<40))))
 	}
-	body, err := readAtMost(c.Request().Body, c.Request().ContentLength, limit+1)
+	body, err := readAtMost(c.Request().Body, limit+1)
 	if err != nil {
 		// One static answer, and the request ends here: nothing is consumed.
-		c.Set(keyRule, "body_unreadable")
-		if err := c.JSON(http.StatusBadRequest, limitError(errBodyUnreadable)); err != nil {
+		switch {
+		case errors.Is(err, errBodyBudget):
+			err = s.shedBody(c)
+		case errors.Is(err, errBodySlow):
+			err = s.slowBody(c)
+		default:
+			c.Set(keyRule, "body_unreadable")
+			err = c.JSON(http.StatusBadRequest, limitError(errBodyUnreadable))
+		}
+		if err != nil {
 			return nil, err
 		}
 		return nil, errAnswered
@@ -376,25 +407,38 @@ func (s *Server) readBody(c echo.Context) ([]byte, error) {
 	if ref := s.cfg.Engine.CheckBodySize(len(body)); ref != nil {
 		return nil, s.refuse(c, ref)
 	}
+	if ok, err := admit(c); !ok {
+		if err != nil {
+			return nil, err
+		}
+		return nil, errAnswered
+	}
 	return body, nil
 }
 
 // slot is one held evaluation slot; release is idempotent.
 type slot struct{ s *Server }
 
-// evalSlot waits for an evaluation slot, or for the request to end (then it answers a fast 503).
+// evalSlot waits for an evaluation slot, at most slotWait and never past the request's end (then
+// it answers a fast 503 with Retry-After).
 func (s *Server) evalSlot(c echo.Context) (*slot, error) {
 	select {
 	case s.evalSlots <- struct{}{}:
 		return &slot{s: s}, nil
-	case <-c.Request().Context().Done():
-		c.Set(keyRule, "overloaded")
-		c.Response().Header().Set("Retry-After", "1")
-		if err := c.JSON(http.StatusServiceUnavailable, limitError(errOverloaded)); err != nil {
-			return nil, err
-		}
-		return nil, errAnswered
+	default:
 	}
+	wait := time.NewTimer(slotWait)
+	defer wait.Stop()
+	select {
+	case s.evalSlots <- struct{}{}:
+		return &slot{s: s}, nil
+	case <-wait.C:
+	case <-c.Request().Context().Done():
+	}
+	if err := overloaded(c); err != nil {
+		return nil, err
+	}
+	return nil, errAnswered
 }
 
 func (sl *slot) release() {
@@ -410,35 +454,6 @@ func (sl *slot) handOff() chan struct{} {
 	ch := sl.s.evalSlots
 	sl.s = nil
 	return ch
-}
-
-// readAtMost reads r to its end or to n bytes. A declared length (cl >= 0) sizes the buffer once;
-// otherwise it grows as the body arrives.
-func readAtMost(r io.Reader, cl int64, n int) ([]byte, error) {
-	if cl < 0 || cl >= int64(n) {
-		return io.ReadAll(io.LimitReader(r, int64(n)))
-	}
-	buf := make([]byte, 0, cl+1) // one more byte than declared: a longer body is still caught
-	for {
-		m, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+m]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(buf) == cap(buf) {
-			if len(buf) >= n {
-				return buf[:n], nil
-			}
-			rest, err := io.ReadAll(io.LimitReader(r, int64(n-len(buf))))
-			if err != nil {
-				return nil, err
-			}
-			return append(buf, rest...), nil
-		}
-	}
 }
 
 // errAnswered marks a request whose response is already written.
@@ -499,7 +514,7 @@ func (s *Server) precheck(c echo.Context) error {
 }
 
 func (s *Server) audit(c echo.Context) error {
-	if !s.unpaidBudget(c) {
+	if !s.unpaidBudget(c) || !s.houseBudget(c) {
 		return nil
 	}
 	t := time.Now()
@@ -531,6 +546,9 @@ func (s *Server) audit(c echo.Context) error {
 	}()
 	house, err := s.house(c)
 	if err != nil {
+		if !s.houseFailed(c) {
+			return nil
+		}
 		return done(s.refuse(c, &Refusal{Rule: RuleHouseTokenInvalid, Status: http.StatusUnauthorized,
 			Body: map[string]any{"kind": "refusal", "rule": RuleHouseTokenInvalid}}))
 	}

@@ -81,7 +81,7 @@ func (s *Server) mount(e *echo.Echo, get func(string, echo.HandlerFunc)) error {
 		get(docRoute(m.Criteria.ID()), sub.getCriteria)
 		s.mounted[docRoute(m.Criteria.ID())] = getMethods
 		s.mounted[m.Prefix+"/precheck"], s.mounted[m.Prefix+"/audit"] = postMethods, postMethods
-		e.POST(m.Prefix+"/precheck", sub.precheck)
+		e.POST(m.Prefix+"/precheck", sub.precheck, s.shedPrecheck)
 		if m.Criteria.PriceUnits() == 0 {
 			e.POST(m.Prefix+"/audit", sub.freeAudit, s.shedAudit)
 		} else {

@@ -187,34 +187,6 @@ func TestBodyReadErrorEndsTheRequest(t *testing.T) {
 	}
 }
 
-func TestInflightAuditCap(t *testing.T) {
-	h := newHarness(t, sqliteStore(t), func(c *api.Config) { c.MaxInflightAudits = 1 })
-	pr, pw := io.Pipe()
-	held := make(chan int, 1)
-	go func() {
-		req := httptest.NewRequest("POST", "/audit", pr)
-		req.Header.Set("Authorization", "Bearer "+houseToken)
-		rec := httptest.NewRecorder()
-		h.srv.Handler().ServeHTTP(rec, req)
-		held <- rec.Code
-	}()
-	pw.Write(export(nil)[:10]) // the first audit is reading its body: it holds the slot
-	start := time.Now()
-	r := h.do("POST", "/audit", export(nil), map[string]string{"Authorization": "Bearer " + houseToken})
-	if r.Status != 503 || r.Header.Get("Retry-After") == "" || time.Since(start) > time.Second {
-		t.Fatalf("over the cap: %d Retry-After %q after %s", r.Status, r.Header.Get("Retry-After"), time.Since(start))
-	}
-	validate(t, "service-limit", r.Body)
-	pw.Write(export(nil)[10:])
-	pw.Close()
-	if code := <-held; code != 200 {
-		t.Fatalf("held audit: %d", code)
-	}
-	if r := h.do("POST", "/audit", export(nil), map[string]string{"Authorization": "Bearer " + houseToken}); r.Status != 200 {
-		t.Fatalf("after the slot was freed: %d", r.Status)
-	}
-}
-
 func TestUnpaidAuditBudget(t *testing.T) {
 	h := newHarness(t, sqliteStore(t), func(c *api.Config) { c.UnpaidAuditsPerMinute, c.UnpaidAuditBurst = 2, 2 })
 	for i, want := range []int{402, 402, 429} {

@@ -5,6 +5,7 @@ package limit
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -99,4 +100,79 @@ func (b *Budget) sweep(now time.Time) {
 	if len(b.keys) >= b.maxKeys {
 		clear(b.keys)
 	}
+}
+
+// Spent reports, without spending, whether key's budget is spent and how long until its next
+// call is allowed.
+func (b *Budget) Spent(key string) (bool, time.Duration) {
+	if b == nil || b.perMinute < 1 {
+		return false, 0
+	}
+	now := b.now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k, ok := b.keys[key]
+	if !ok || k.lim.TokensAt(now) >= 1 {
+		return false, 0
+	}
+	r := k.lim.ReserveN(now, 1)
+	d := r.DelayFrom(now)
+	r.CancelAt(now)
+	return true, d
+}
+
+// Bytes is a budget of bytes held at once across all requests (the request bodies being read or
+// evaluated). Take fails at once when it would pass the budget: the caller sheds, never waits.
+type Bytes struct {
+	max  int64
+	held atomic.Int64
+	// refused is the time (UnixNano) of the last refusal.
+	refused atomic.Int64
+}
+
+// NewBytes returns a budget of max bytes (max < 1 means no budget: Take always succeeds).
+func NewBytes(max int64) *Bytes { return &Bytes{max: max} }
+
+// Take holds n more bytes; false (and nothing held) when that would pass the budget.
+func (b *Bytes) Take(n int64) bool {
+	if b.max < 1 {
+		return true
+	}
+	if b.held.Add(n) > b.max {
+		b.held.Add(-n)
+		b.refused.Store(time.Now().UnixNano())
+		return false
+	}
+	return true
+}
+
+// Give releases n bytes taken by Take.
+func (b *Bytes) Give(n int64) {
+	if b.max >= 1 {
+		b.held.Add(-n)
+	}
+}
+
+// Held is the number of bytes held now.
+func (b *Bytes) Held() int64 { return b.held.Load() }
+
+// Max is the budget (0: none).
+func (b *Bytes) Max() int64 { return max(b.max, 0) }
+
+// Full reports whether the budget is spent.
+func (b *Bytes) Full() bool { return b.max >= 1 && b.held.Load() >= b.max }
+
+// Admit reports whether a new body may start (the budget is not spent); a refusal is noted.
+func (b *Bytes) Admit() bool {
+	if b.Full() {
+		b.refused.Store(time.Now().UnixNano())
+		return false
+	}
+	return true
+}
+
+// RefusedWithin reports whether a body was refused within d.
+func (b *Bytes) RefusedWithin(d time.Duration) bool {
+	t := b.refused.Load()
+	return t != 0 && time.Since(time.Unix(0, t)) < d
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -146,4 +147,135 @@ func TestBusyConnectionsShedNew(t *testing.T) {
 	if code, err := get(t, addr, "/"); err != nil || code != 200 {
 		t.Fatalf("after the busy ones ended: %d %v", code, err)
 	}
+}
+
+// fakeConn is a net.Conn that only records Close.
+type fakeConn struct {
+	net.Conn
+	closed bool
+}
+
+func (f *fakeConn) Close() error { f.closed = true; return nil }
+
+// TestEvictsLongestIdle: at the cap the connection idle the longest is closed; a connection that
+// became idle again is younger; busy ones are never chosen, and with none idle the new one is
+// refused.
+func TestEvictsLongestIdle(t *testing.T) {
+	l := NewConns(3, []byte(shed), nil)
+	raw := map[string]*fakeConn{}
+	held := map[string]net.Conn{}
+	add := func(name string) bool {
+		raw[name] = &fakeConn{}
+		c, ok := l.admit(raw[name])
+		held[name] = c
+		return ok
+	}
+	for _, n := range []string{"a", "b", "c"} {
+		add(n)
+	}
+	l.ConnState(held["a"], http.StateActive)
+	l.ConnState(held["a"], http.StateIdle) // a is now the youngest idle: b, c, a
+	add("d")
+	if !raw["b"].closed || raw["a"].closed || raw["c"].closed {
+		t.Fatalf("evicted a=%v b=%v c=%v, want b", raw["a"].closed, raw["b"].closed, raw["c"].closed)
+	}
+	l.ConnState(held["c"], http.StateActive) // c busy: idle order a, d
+	add("e")
+	if !raw["a"].closed || raw["c"].closed {
+		t.Fatal("the longest idle (a) was not the one evicted, or a busy one was")
+	}
+	l.ConnState(held["d"], http.StateActive)
+	l.ConnState(held["e"], http.StateActive)
+	if add("f") {
+		t.Fatal("a connection was admitted with every held one busy")
+	}
+	if n := l.Open(); n != 3 {
+		t.Fatalf("%d held, want 3", n)
+	}
+	held["d"].Close()
+	held["d"].Close() // twice: counted once
+	if n := l.Open(); n != 2 || !add("g") {
+		t.Fatalf("after a close: %d held", n)
+	}
+}
+
+// BenchmarkAdmitAtCap admits connections at a full cap of n idle connections (each evicts the
+// longest idle). The cost per admission does not grow with n.
+func BenchmarkAdmitAtCap(b *testing.B) {
+	for _, n := range []int{1000, 20000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			l := NewConns(n, []byte(shed), nil)
+			for range n {
+				l.admit(&fakeConn{})
+			}
+			b.ResetTimer()
+			for range b.N {
+				l.admit(&fakeConn{})
+			}
+		})
+	}
+}
+
+// sniffRef is the reference of teSniffer: split on LF, drop a CR before it, and flag a block
+// (lines up to an empty one) holding a line beginning "content-length:" and one beginning
+// "transfer-encoding:", case aside.
+func sniffRef(p []byte) bool {
+	var cl, te bool
+	lines := strings.Split(string(p), "\n")
+	for _, line := range lines[:len(lines)-1] { // the last piece has no LF yet
+		line = strings.TrimSuffix(line, "\r")
+		if line == "" {
+			if cl && te {
+				return true
+			}
+			cl, te = false, false
+			continue
+		}
+		l := []byte(line)
+		for i, b := range l {
+			if 'A' <= b && b <= 'Z' {
+				l[i] = b + 'a' - 'A'
+			}
+		}
+		cl = cl || strings.HasPrefix(string(l), "content-length:")
+		te = te || strings.HasPrefix(string(l), "transfer-encoding:")
+	}
+	return false
+}
+
+func TestSniffer(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want bool
+	}{
+		{"POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", true},
+		{"POST / HTTP/1.1\r\ntransfer-encoding: chunked\r\ncontent-length: 5\n\n", true},
+		{"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nTransfer-Encoding: chunked\r\n\r\n", false},
+		{"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", false},
+		{"POST / HTTP/1.1\r\nX-Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", false},
+	} {
+		for split := range len(tc.in) {
+			var s teSniffer
+			s.feed([]byte(tc.in[:split]))
+			s.feed([]byte(tc.in[split:]))
+			if s.smuggled.Load() != tc.want {
+				t.Fatalf("%q split at %d: %v, want %v", tc.in, split, !tc.want, tc.want)
+			}
+		}
+	}
+}
+
+// FuzzSniffer: fed in any two pieces, the sniffer agrees with the reference.
+func FuzzSniffer(f *testing.F) {
+	f.Add([]byte("POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"), uint16(20))
+	f.Add([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), uint16(3))
+	f.Fuzz(func(t *testing.T, p []byte, split uint16) {
+		var s teSniffer
+		k := int(split) % (len(p) + 1)
+		s.feed(p[:k])
+		s.feed(p[k:])
+		if got, want := s.smuggled.Load(), sniffRef(p); got != want {
+			t.Fatalf("sniffer %v, reference %v", got, want)
+		}
+	})
 }

@@ -35,6 +35,16 @@ type config struct {
 	// Limits of the service (docs/api.md, Limits).
 	MaxConns          int
 	MaxInflightAudits int
+	// MaxInflightPrechecks caps concurrent pre-checks of every criteria.
+	MaxInflightPrechecks int
+	// BodyBudgetMB bounds the request body bytes held at once, in MiB.
+	BodyBudgetMB int
+	// BodyTimeout is the time a request body has to arrive.
+	BodyTimeout time.Duration
+	// HouseTokenFailuresPerMinute and HouseTokenFailureBurst are the per-address budget of failed
+	// house-token attempts.
+	HouseTokenFailuresPerMinute int
+	HouseTokenFailureBurst      int
 	// MemoryLimitMB is the Go runtime's soft memory limit in MiB (0: none set here).
 	MemoryLimitMB         int
 	UnpaidAuditsPerMinute int
@@ -113,6 +123,11 @@ func serveFlags(fs *flag.FlagSet, c *config, getenv func(string) string) error {
 	}
 	integer(&c.MaxConns, "max-conns", 0, "cap on open connections; at the cap the longest-idle connection is closed, or a new one gets 503 (0: the descriptor limit less 64)")
 	integer(&c.MaxInflightAudits, "max-inflight-audits", api.DefaultMaxInflightAudits, "cap on concurrent /audit requests; past it a fast 503 with Retry-After")
+	integer(&c.MaxInflightPrechecks, "max-inflight-prechecks", api.DefaultMaxInflightPrechecks, "cap on concurrent pre-checks (every criteria's, MCP's included); past it a fast 503 with Retry-After")
+	integer(&c.BodyBudgetMB, "body-budget-mb", api.DefaultBodyBudgetBytes>>20, "MiB of request bodies held at once across all connections (being read or evaluated); past it a new body gets a fast 503 with Retry-After")
+	dur(&c.BodyTimeout, "body-timeout", api.DefaultBodyTimeout, "time a request body has to arrive after its headers; past it a static 408 and the connection closes")
+	integer(&c.HouseTokenFailuresPerMinute, "house-token-failures-per-minute", api.DefaultHouseTokenFailuresPerMinute, "per client address: failed house-token attempts a minute; past the budget a 429 with Retry-After")
+	integer(&c.HouseTokenFailureBurst, "house-token-failure-burst", api.DefaultHouseTokenFailureBurst, "per client address: failed house-token attempts allowed at once")
 	integer(&c.MemoryLimitMB, "memory-limit-mb", 0, "soft limit in MiB of the memory the Go runtime holds (heap, stacks; not the binary's own pages): near it the collector runs more often, so the process stays within a container's memory; 0: none (GOMEMLIMIT still applies)")
 	integer(&c.UnpaidAuditsPerMinute, "unpaid-audits-per-minute", 120, "per client address: /audit calls without payment or house token per minute (0: no budget)")
 	integer(&c.UnpaidAuditBurst, "unpaid-audit-burst", 60, "per client address: unpaid /audit calls allowed at once")

@@ -16,14 +16,17 @@ func TestServeFlagsPrecedence(t *testing.T) {
 		wantErr bool
 	}{
 		{"defaults", nil, nil, config{Addr: "127.0.0.1:8080", Store: "sqlite:var/scope-hygiene.db", KeyFile: "var/signing-key.pem",
-			RequestTimeout: 10 * time.Second, ShutdownTimeout: 15 * time.Second, LogLevel: "info", ProofKeyFile: "var/siwx.key", ProofBudget: 30, MaxInflightAudits: 64, UnpaidAuditsPerMinute: 120, UnpaidAuditBurst: 60, StoreRetryAfter: 5 * time.Second}, false},
+			RequestTimeout: 10 * time.Second, ShutdownTimeout: 15 * time.Second, LogLevel: "info", ProofKeyFile: "var/siwx.key", ProofBudget: 30, MaxInflightAudits: 64, MaxInflightPrechecks: 32, BodyBudgetMB: 64, BodyTimeout: 5 * time.Second,
+			HouseTokenFailuresPerMinute: 6, HouseTokenFailureBurst: 6, UnpaidAuditsPerMinute: 120, UnpaidAuditBurst: 60, StoreRetryAfter: 5 * time.Second}, false},
 		{"env", map[string]string{"SCOPE_HYGIENE_ADDR": ":9", "SCOPE_HYGIENE_TRUST_PROXY": "true", "SCOPE_HYGIENE_REQUEST_TIMEOUT": "3s",
 			"SCOPE_HYGIENE_HOUSE_TOKEN": "tok"}, nil,
 			config{Addr: ":9", Store: "sqlite:var/scope-hygiene.db", KeyFile: "var/signing-key.pem", TrustProxy: true, HouseToken: "tok",
-				RequestTimeout: 3 * time.Second, ShutdownTimeout: 15 * time.Second, LogLevel: "info", ProofKeyFile: "var/siwx.key", ProofBudget: 30, MaxInflightAudits: 64, UnpaidAuditsPerMinute: 120, UnpaidAuditBurst: 60, StoreRetryAfter: 5 * time.Second}, false},
+				RequestTimeout: 3 * time.Second, ShutdownTimeout: 15 * time.Second, LogLevel: "info", ProofKeyFile: "var/siwx.key", ProofBudget: 30, MaxInflightAudits: 64, MaxInflightPrechecks: 32, BodyBudgetMB: 64, BodyTimeout: 5 * time.Second,
+				HouseTokenFailuresPerMinute: 6, HouseTokenFailureBurst: 6, UnpaidAuditsPerMinute: 120, UnpaidAuditBurst: 60, StoreRetryAfter: 5 * time.Second}, false},
 		{"flag wins", map[string]string{"SCOPE_HYGIENE_ADDR": ":9"}, []string{"-addr", ":10", "-store", "postgres://x"},
 			config{Addr: ":10", Store: "postgres://x", KeyFile: "var/signing-key.pem",
-				RequestTimeout: 10 * time.Second, ShutdownTimeout: 15 * time.Second, LogLevel: "info", ProofKeyFile: "var/siwx.key", ProofBudget: 30, MaxInflightAudits: 64, UnpaidAuditsPerMinute: 120, UnpaidAuditBurst: 60, StoreRetryAfter: 5 * time.Second}, false},
+				RequestTimeout: 10 * time.Second, ShutdownTimeout: 15 * time.Second, LogLevel: "info", ProofKeyFile: "var/siwx.key", ProofBudget: 30, MaxInflightAudits: 64, MaxInflightPrechecks: 32, BodyBudgetMB: 64, BodyTimeout: 5 * time.Second,
+				HouseTokenFailuresPerMinute: 6, HouseTokenFailureBurst: 6, UnpaidAuditsPerMinute: 120, UnpaidAuditBurst: 60, StoreRetryAfter: 5 * time.Second}, false},
 		{"bad env duration", map[string]string{"SCOPE_HYGIENE_SHUTDOWN_TIMEOUT": "soon"}, nil, config{}, true},
 	}
 	for _, tc := range tests {

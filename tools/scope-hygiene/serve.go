@@ -151,7 +151,9 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 	m.RegisterTripwires(st, 30*24*time.Hour, 2*time.Second, time.Now)
 	srv, err := api.New(api.Config{Criteria: ps, Document: doc, Engine: engine.Engine{PS: ps}, Store: st,
 		Signer: signer, Payments: pay, PriceStatus: ps.Criteria().Price.Status, HouseToken: c.HouseToken, PublicBaseURL: c.PublicBaseURL, ProofKey: proofKey, ProofBudgetPerMinute: c.ProofBudget, Logger: logger, Metrics: m, TrustProxy: c.TrustProxy,
-		MaxInflightAudits: c.MaxInflightAudits, UnpaidAuditsPerMinute: c.UnpaidAuditsPerMinute, UnpaidAuditBurst: c.UnpaidAuditBurst,
+		MaxInflightAudits: c.MaxInflightAudits, MaxInflightPrechecks: c.MaxInflightPrechecks, BodyBudgetBytes: int64(c.BodyBudgetMB) << 20,
+		BodyTimeout: c.BodyTimeout, HouseTokenFailuresPerMinute: c.HouseTokenFailuresPerMinute, HouseTokenFailureBurst: c.HouseTokenFailureBurst,
+		UnpaidAuditsPerMinute: c.UnpaidAuditsPerMinute, UnpaidAuditBurst: c.UnpaidAuditBurst,
 		RetryAfter: c.StoreRetryAfter, CORSOrigins: splitList(c.CORSOrigins), SeparateMetrics: c.MetricsAddr != "",
 		Page: web.Handler(), MCP: mcp.New, Mounts: mounts})
 	if err != nil {
@@ -165,7 +167,8 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 	ln = conns.Listener(ln)
 	hs := &http.Server{
 		ConnState:         conns.ConnState,
-		Handler:           withTimeout(srv.Handler(), c.RequestTimeout),
+		ConnContext:       conns.ConnContext,
+		Handler:           limit.Guard(withTimeout(srv.Handler(), c.RequestTimeout), []byte(smuggledBody)),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       c.RequestTimeout,
 		WriteTimeout:      c.RequestTimeout + 5*time.Second,
@@ -188,7 +191,8 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 		go func() { errc <- ms.Serve(mln) }()
 		defer ms.Close()
 	}
-	logger.Info("limits", "max_conns", maxConns, "max_inflight_audits", c.MaxInflightAudits, "memory_limit_mb", c.MemoryLimitMB,
+	logger.Info("limits", "max_conns", maxConns, "max_inflight_audits", c.MaxInflightAudits, "max_inflight_prechecks", c.MaxInflightPrechecks,
+		"body_budget_mb", c.BodyBudgetMB, "body_timeout", c.BodyTimeout.String(), "memory_limit_mb", c.MemoryLimitMB,
 		"unpaid_audits_per_minute", c.UnpaidAuditsPerMinute, "unpaid_audit_burst", c.UnpaidAuditBurst)
 	if ready != nil {
 		ready <- ln.Addr().String()
@@ -252,6 +256,10 @@ func sweepAll(ctx context.Context, sw store.Sweeper, now time.Time, interval tim
 // timeoutBody is the static answer to a request that ran out of time.
 const timeoutBody = `{"kind":"error","error":"request timeout"}`
 
+// smuggledBody is the static answer to a request carrying both Content-Length and
+// Transfer-Encoding (limit.Guard).
+const smuggledBody = `{"kind":"error","error":"Bad Request"}`
+
 // withTimeout bounds every request: the handler's context ends after d, and a request that has
 // not begun its answer by then is answered with the static timeout body (503). Unlike
 // net/http's TimeoutHandler, which copies every body through a buffer of its own, the handler's
@@ -285,6 +293,7 @@ func withTimeout(h http.Handler, d time.Duration) http.Handler {
 			tw.finish()
 		case <-ctx.Done():
 			if tw.timeOut() {
+				w.Header().Set("Retry-After", "1")
 				w.WriteHeader(http.StatusServiceUnavailable)
 				_, _ = io.WriteString(w, timeoutBody)
 				return
@@ -358,6 +367,12 @@ func (tw *timeoutWriter) FlushError() error {
 		tw.begin(http.StatusOK)
 	}
 	return http.NewResponseController(tw.w).Flush()
+}
+
+// SetReadDeadline sets the connection's read deadline (the API's body timeout), through
+// http.ResponseController.
+func (tw *timeoutWriter) SetReadDeadline(t time.Time) error {
+	return http.NewResponseController(tw.w).SetReadDeadline(t)
 }
 
 // finish begins an answer the handler ended without writing (status 200, its headers).

@@ -21,6 +21,9 @@ func TestTimeoutAnswersStaticJSON(t *testing.T) {
 	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Content-Type") != "application/json" || rec.Body.String() != timeoutBody {
 		t.Fatalf("timeout answered %d %q %q", rec.Code, rec.Header().Get("Content-Type"), rec.Body.String())
 	}
+	if rec.Header().Get("Retry-After") == "" {
+		t.Fatal("the timeout 503 carries no Retry-After")
+	}
 	text := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=UTF-8")
 		_, _ = w.Write([]byte("NOT COVERED"))

@@ -1,0 +1,172 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+// Body reading: memory follows the bytes that arrived, never the length a request declared. A body
+// is read into pooled chunks that grow by size class as bytes arrive, then copied once into a
+// buffer of exactly its length (the engine may keep pointing into that one, so it is never
+// pooled). Every byte read is held against the server's body budget until the request ends, and
+// the whole body must arrive within the body timeout.
+
+// chunkSizes are the size classes of the chunks a body is read into: a silent or slow upload
+// holds one 4 KiB chunk, a large one needs about 2 log steps to reach 64 KiB chunks.
+var chunkSizes = [...]int{4 << 10, 16 << 10, 64 << 10}
+
+var chunkPools [len(chunkSizes)]sync.Pool
+
+func init() {
+	for i, n := range chunkSizes {
+		chunkPools[i].New = func() any { b := make([]byte, n); return &b }
+	}
+}
+
+// readAtMost reads r to its end or to n bytes, whichever comes first. The chunks it reads into
+// come from pools and go back to them; the result is a fresh buffer of the bytes read.
+func readAtMost(r io.Reader, n int) ([]byte, error) {
+	var (
+		chunks [8]*[]byte
+		held   = chunks[:0]
+		total  int
+		err    error
+	)
+	defer func() {
+		for i, c := range held {
+			chunkPools[min(i, len(chunkSizes)-1)].Put(c)
+		}
+	}()
+	for total < n && err == nil {
+		class := min(len(held), len(chunkSizes)-1)
+		c := chunkPools[class].Get().(*[]byte)
+		held = append(held, c)
+		buf := (*c)[:min(len(*c), n-total)]
+		m := 0
+		for m < len(buf) && err == nil {
+			var k int
+			k, err = r.Read(buf[m:])
+			m += k
+		}
+		*c = (*c)[:cap(*c)]
+		total += m
+		if m < len(buf) {
+			break
+		}
+	}
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	out := make([]byte, total)
+	off := 0
+	for i, c := range held {
+		size := chunkSizes[min(i, len(chunkSizes)-1)]
+		off += copy(out[off:], (*c)[:min(size, total-off)])
+	}
+	return out, nil
+}
+
+// Errors of a body read cut by the service's own limits.
+var (
+	errBodySlow   = errors.New("body did not arrive in time")
+	errBodyBudget = errors.New("body budget spent")
+)
+
+type bodyHeldKey struct{}
+
+// guardBody holds every request body against the body budget and the body timeout. A body that
+// arrives once the budget is spent is refused before a byte of it is read (503, Retry-After);
+// bytes read count against the budget until the request ends. The connection's read deadline is
+// the body timeout from now, and is lifted when the body has been read to its end. A request the
+// MCP route makes on behalf of its own (already held) body passes through.
+func (s *Server) guardBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if req.Body == nil || req.Body == http.NoBody || req.ContentLength == 0 || req.Context().Value(bodyHeldKey{}) != nil {
+			return next(c)
+		}
+		if !s.bodies.Admit() {
+			return s.shedBody(c)
+		}
+		rc := http.NewResponseController(c.Response())
+		if s.cfg.BodyTimeout > 0 {
+			_ = rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout)) // unsupported in some tests: no deadline
+		}
+		gb := &guardedBody{ReadCloser: req.Body, s: s, rc: rc}
+		defer gb.release()
+		req.Body = gb
+		c.SetRequest(req.WithContext(context.WithValue(req.Context(), bodyHeldKey{}, true)))
+		return next(c)
+	}
+}
+
+// guardedBody is a request body read under the budget and the body timeout.
+type guardedBody struct {
+	io.ReadCloser
+	s    *Server
+	rc   *http.ResponseController
+	mu   sync.Mutex
+	held int64
+	done bool
+}
+
+func (g *guardedBody) Read(p []byte) (int, error) {
+	n, err := g.ReadCloser.Read(p)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if n > 0 && !g.done {
+		if !g.s.bodies.Take(int64(n)) {
+			return 0, errBodyBudget
+		}
+		g.held += int64(n)
+	}
+	switch {
+	case err == io.EOF && !g.done:
+		g.done = true
+		if g.s.cfg.BodyTimeout > 0 {
+			_ = g.rc.SetReadDeadline(time.Time{}) // the body is in: the handler's time is its own
+		}
+	case err != nil && errors.Is(err, os.ErrDeadlineExceeded):
+		return n, errBodySlow
+	}
+	return n, err
+}
+
+// release gives the body's bytes back to the budget when the request ends.
+func (g *guardedBody) release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.s.bodies.Give(g.held)
+	g.held = 0
+	g.done = true
+}
+
+// shedBody answers a body refused by the budget: 503 overloaded with Retry-After. The rest of the
+// body is discarded by net/http before the answer (up to 256 KiB, within the body timeout), so
+// the client reads the answer rather than a reset.
+func (s *Server) shedBody(c echo.Context) error {
+	c.Set(keyRule, "body_budget")
+	c.Response().Header().Set("Retry-After", "1")
+	return c.JSON(http.StatusServiceUnavailable, limitError(errOverloaded))
+}
+
+// slowBody answers a body that did not arrive within the body timeout: a static 408, and the
+// connection closes.
+func (s *Server) slowBody(c echo.Context) error {
+	c.Set(keyRule, "body_timeout")
+	c.Response().Header().Set("Connection", "close")
+	return c.JSON(http.StatusRequestTimeout, limitError(errBodySlowMsg))
+}
+
+// Shedding reports whether the server is refusing request bodies for memory now or did within
+// the last few seconds (for readiness: a replica shedding for memory is not ready).
+func (s *Server) Shedding() bool {
+	return s.bodies.Full() || s.bodies.RefusedWithin(3*time.Second)
+}
