@@ -143,7 +143,7 @@ func attackCases(t *testing.T, w *world) {
 		acct := ata(d, w.usdc).String()
 		fee := feeBalance()
 		for i := 0; i < 2; i++ {
-			w.control("setTokenAccount", map[string]any{"account": acct, "mint": w.usdc.String(), "owner": d.String(), "amount": 50_000})
+			w.control("setTokenAccount", map[string]any{"account": acct, "mint": w.usdc.String(), "owner": d.String(), "amount": price})
 			w.control("drainBeforeSend", map[string]any{"account": acct})
 			r := w.run("pay", "drainer", "")
 			if r.First.Status != 402 || r.First.PaymentRequired == nil || r.First.PaymentRequired.Error != x402.ReasonTransactionFailed {
@@ -151,7 +151,7 @@ func attackCases(t *testing.T, w *world) {
 			}
 		}
 		lost := fee - feeBalance()
-		w.control("setTokenAccount", map[string]any{"account": acct, "mint": w.usdc.String(), "owner": d.String(), "amount": 50_000})
+		w.control("setTokenAccount", map[string]any{"account": acct, "mint": w.usdc.String(), "owner": d.String(), "amount": price})
 		sends := w.sends()
 		r := w.run("pay", "drainer", "")
 		if r.First.Status != 429 || r.First.Error != x402.ReasonPayerFeeBudget {
@@ -264,7 +264,9 @@ func lateCases(t *testing.T, w *world, slow, stranded *latePayment) {
 		for _, e := range w.ledger() {
 			if e.PaymentTx == sig {
 				rows++
-				if !e.CAD.Refund || !e.House || e.PayerWallet != p.Payer || e.ID != res.Refunded {
+				// The refund books the amount the payment was made at: the served criteria's
+				// price, not the built-in one.
+				if !e.CAD.Refund || !e.House || e.PayerWallet != p.Payer || e.ID != res.Refunded || e.PriceUSDCUnits != price {
 					t.Fatalf("refunded row %+v", e)
 				}
 			}
