@@ -78,8 +78,12 @@ func (s *Server) readyz(c echo.Context) error {
 		storeState, status, code = checkFailed, healthNotReady, http.StatusServiceUnavailable
 		c.Response().Header().Set("Retry-After", itoa(s.retryAfterSeconds()))
 	}
-	return c.JSON(code, map[string]any{"status": status, "criteria_revision": s.cfg.Criteria.Revision(),
-		"checks": map[string]string{"store": storeState, "criteria_gate": checkPassed}})
+	checks := map[string]string{"store": storeState, "criteria_gate": checkPassed}
+	if !s.paymentsReadyState(c.Request().Context(), checks) { // paid audits: the payment network's RPC
+		status, code = healthNotReady, http.StatusServiceUnavailable
+		c.Response().Header().Set("Retry-After", itoa(s.retryAfterSeconds()))
+	}
+	return c.JSON(code, map[string]any{"status": status, "criteria_revision": s.cfg.Criteria.Revision(), "checks": checks})
 }
 
 func (s *Server) retryAfterSeconds() int {

@@ -277,6 +277,14 @@ func lateCases(t *testing.T, w *world, slow, stranded *latePayment) {
 		if _, ok := w.pending(t)[sig]; ok {
 			t.Fatal("a refunded payment is still listed by ledger pending")
 		}
+		// The payer comes back for the report: 410 refunded, no new payment request.
+		back := w.resumeAs(t, from{addr: "192.0.2.50"}, lr.r.Header, w.clients["stranded"])
+		var gone struct{ Kind, Status, Transaction string }
+		json.Unmarshal(back.body, &gone)
+		if back.status != 410 || gone.Status != "refunded" || gone.Transaction != sig || back.header.Get(x402.HeaderPaymentRequired) != "" {
+			t.Fatalf("the payer's resume of a refunded payment: %d %s (PAYMENT-REQUIRED %q)", back.status, back.body, back.header.Get(x402.HeaderPaymentRequired))
+		}
+		t.Logf("the payer's resume after the refund: 410\n%s", back.body)
 		t.Logf("$ scope-hygiene ledger pending\n%s$ scope-hygiene ledger tripwires\n%s", w.ledgerCmd(t, "pending"), w.ledgerCmd(t, "tripwires"))
 		t.Logf("stranded payment %s: listed pending, refunded as ledger row %d (house)", sig, res.Refunded)
 	})

@@ -467,6 +467,18 @@ func TestX402EndToEnd(t *testing.T) {
 	t.Run("rpc_down_503_no_audit_no_charge", func(t *testing.T) {
 		w.control("serverRPC", map[string]any{"up": false})
 		rows, bal, fee := len(w.ledger()), w.tokenAmount(alice), feeBalance()
+		// Readiness for paid audits follows the RPC.
+		rz, err := http.Get(w.server + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rzb, _ := io.ReadAll(rz.Body)
+		rz.Body.Close()
+		if rz.StatusCode != 503 || !strings.Contains(string(rzb), `"payments_rpc":"unavailable"`) {
+			w.control("serverRPC", map[string]any{"up": true})
+			t.Fatalf("/readyz with the RPC down: %d %s", rz.StatusCode, rzb)
+		}
+		t.Logf("/readyz with the Solana RPC down: %d %s", rz.StatusCode, rzb)
 		r := w.run("pay", "alice", "")
 		w.control("serverRPC", map[string]any{"up": true})
 		if r.First.Status != 503 || r.First.Error != x402.ReasonRPCUnavailable {

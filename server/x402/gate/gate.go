@@ -40,9 +40,17 @@ type Gate struct {
 	attempts *siwx.Budget
 	// presenters budgets, per client address, the re-sending of known payments never broadcast.
 	presenters *siwx.Budget
+
+	readyMu    sync.Mutex
+	readyErr   error
+	readyUntil time.Time
 }
 
-var _ api.Payments = (*Gate)(nil)
+var (
+	_ api.Payments         = (*Gate)(nil)
+	_ api.PaymentVerifier  = (*Gate)(nil)
+	_ api.ReadinessChecker = (*Gate)(nil)
+)
 
 // New returns a Gate. rates may be nil (every day pending).
 func New(cfg *x402.Config, r x402.RPC, st x402.SettlementStore, rates *x402.Rates, log *slog.Logger, now func() time.Time) (*Gate, error) {
@@ -259,6 +267,13 @@ func (g *Gate) Require(c echo.Context, q api.Quote) (*api.Payment, error) {
 		CAD: store.CADBlock{Rate: cad.Rate, RateDate: cad.RateDate, Basis: cad.Basis, Pending: cad.Pending}, Handle: rc}, nil
 }
 
+// VerifiesOffline implements api.PaymentVerifier: the header decodes and passes the offline
+// checklist (an expired challenge still verifies: a resume carries one).
+func (g *Gate) VerifiesOffline(header string) bool {
+	_, err := g.ver.VerifyHeader(header)
+	return err == nil
+}
+
 // Settle implements api.Payments: one ledger row per payment (a resumed audit reuses it),
 // PAYMENT-RESPONSE on the report, and the settlement marked delivered once the report is written.
 func (g *Gate) Settle(c echo.Context, p *api.Payment, entry store.LedgerEntry, appendLedger func(store.LedgerEntry) (int64, error)) error {
@@ -428,8 +443,36 @@ func (g *Gate) Delivered(ctx context.Context, p *api.Payment) {
 	}
 }
 
+// ReadyRPCTimeout bounds the readiness check's RPC read; ReadyCacheFor is how long its outcome
+// answers /readyz before the RPC is asked again (probes come every few seconds).
+const (
+	ReadyRPCTimeout = 2 * time.Second
+	ReadyCacheFor   = 5 * time.Second
+)
+
+// Ready implements api.ReadinessChecker: paid audits are ready while the payment network's RPC
+// answers (one getBlockHeight, its outcome kept ReadyCacheFor).
+func (g *Gate) Ready(ctx context.Context) error {
+	g.readyMu.Lock()
+	defer g.readyMu.Unlock()
+	if now := time.Now(); now.Before(g.readyUntil) {
+		return g.readyErr
+	}
+	ctx, cancel := context.WithTimeout(ctx, ReadyRPCTimeout)
+	defer cancel()
+	_, err := g.rpc.BlockHeight(ctx)
+	if err != nil {
+		err = errors.New("gate: the payment network's RPC does not answer")
+	}
+	g.readyErr, g.readyUntil = err, time.Now().Add(ReadyCacheFor)
+	return err
+}
+
 // HasTokenAccount implements api.WalletChecker: whether wallet's USDC associated token account
-// exists on the payment network (one RPC read, cached ten minutes).
+// exists on the payment network. A wallet with an account is read again every time (an account
+// closed since is not counted; each read follows a proof, which the caller's address budget
+// bounds); a wallet without one is remembered ten minutes (a storm of fresh keys costs one read
+// each).
 func (g *Gate) HasTokenAccount(ctx context.Context, wallet string) (bool, error) {
 	pk, err := solana.PublicKeyFromBase58(wallet)
 	if err != nil {
@@ -438,7 +481,7 @@ func (g *Gate) HasTokenAccount(ctx context.Context, wallet string) (bool, error)
 	g.accMu.Lock()
 	if e, ok := g.accounts[wallet]; ok && g.now().Before(e.until) {
 		g.accMu.Unlock()
-		return e.has, nil
+		return false, nil
 	}
 	g.accMu.Unlock()
 	ata, _, err := solana.FindAssociatedTokenAddress(pk, g.cfg.Network.USDCMint)
@@ -454,13 +497,17 @@ func (g *Gate) HasTokenAccount(ctx context.Context, wallet string) (bool, error)
 	if len(g.accounts) >= 100000 {
 		g.accounts = map[string]accountEntry{}
 	}
-	g.accounts[wallet] = accountEntry{has: has, until: g.now().Add(10 * time.Minute)}
+	if has {
+		delete(g.accounts, wallet)
+	} else {
+		g.accounts[wallet] = accountEntry{until: g.now().Add(10 * time.Minute)}
+	}
 	g.accMu.Unlock()
 	return has, nil
 }
 
+// accountEntry remembers a wallet seen without a token account until a time.
 type accountEntry struct {
-	has   bool
 	until time.Time
 }
 
