@@ -21,7 +21,7 @@ if ! npm ci --no-audit --no-fund --loglevel=error 2>/tmp/x402-npm-ci.log; then
   fi
 fi
 cd ../../..
-X402_E2E=1 go test -count=1 -timeout 5m ./server/x402/e2e/
+X402_E2E=1 go test -count=1 -timeout 9m ./server/x402/e2e/
 
 # The Go client: its sign-in-with-x proofs cross-checked with the real @x402/extensions, and the
 # README's "Pay for an audit locally" commands (dev-chain, a paid audit, verify) with the client's

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -75,9 +76,14 @@ func (s *Server) origin(c echo.Context) string {
 	return strings.TrimSuffix(s.absURL(c, "/"), "/")
 }
 
-// proofTarget binds a proof to this request's host and route and to purpose.
+// proofTarget binds a proof to the service's public origin (the configured public base URL; the
+// request's Host only when none is configured, which payments do not allow), the route and purpose.
 func (s *Server) proofTarget(c echo.Context, purpose string) siwx.Target {
-	return siwx.Target{Host: c.Request().Host, Origin: s.origin(c), Route: c.Request().URL.Path, Purpose: purpose}
+	host := c.Request().Host
+	if u, err := url.Parse(s.cfg.PublicBaseURL); err == nil && u.Host != "" {
+		host = u.Host
+	}
+	return siwx.Target{Host: host, Origin: s.origin(c), Route: c.Request().URL.Path, Purpose: purpose}
 }
 
 // proveCaller checks that the request's SIGN-IN-WITH-X proof is by wallet, for purpose. It
@@ -97,7 +103,7 @@ func (s *Server) proveCaller(c echo.Context, wallet, purpose string) error {
 			return s.checkTokenAccount(c, addr)
 		case err == nil:
 			return nil // a resume: the payer's payment already proved its token account
-		case errors.Is(err, siwx.ErrUnproven), errors.Is(err, siwx.ErrMalformed), errors.Is(err, siwx.ErrInvalid),
+		case errors.Is(err, siwx.ErrUnproven), errors.Is(err, siwx.ErrMalformed), errors.Is(err, siwx.ErrInvalid), errors.Is(err, siwx.ErrWrongDomain),
 			errors.Is(err, siwx.ErrExpired), errors.Is(err, siwx.ErrReplayed):
 			reason = err
 		default:
@@ -130,8 +136,12 @@ func (s *Server) challenge(c echo.Context, t siwx.Target, reason error) error {
 	h.Set("Cache-Control", "no-store")
 	h.Add("Access-Control-Expose-Headers", siwx.HeaderChallenge)
 	c.Set(keyRule, RuleCallerUnproven)
+	msg := proofMessages[reason.Error()]
+	if reason == siwx.ErrWrongDomain { // the expected domain is configuration, never request content
+		msg = "the SIGN-IN-WITH-X proof was signed for another domain; this service's domain is " + t.Host + "; sign the challenge below"
+	}
 	if err := c.JSON(http.StatusUnauthorized, ProofChallenge{Kind: "refusal", Rule: RuleCallerUnproven, Error: reason.Error(),
-		Message: proofMessages[reason.Error()], X402Version: 2, Extensions: map[string]siwx.Challenge{siwx.Extension: ch}}); err != nil {
+		Message: msg, X402Version: 2, Extensions: map[string]siwx.Challenge{siwx.Extension: ch}}); err != nil {
 		return err
 	}
 	return errAnswered

@@ -91,11 +91,11 @@ func TestCallerProof(t *testing.T) {
 					b, _ := json.Marshal(p)
 					return base64.StdEncoding.EncodeToString(b)
 				}, 401, "caller_proof_invalid"},
-				{"caller_proof_invalid_other_host", func(h *harness) string {
+				{"caller_proof_wrong_domain", func(h *harness) string {
 					ch, _ := h.srvProver().Challenge(siwx.Target{Host: "evil.test", Origin: "http://evil.test", Route: "/precheck", Purpose: siwx.PurposePrecheck})
 					hv, _ := siwx.Sign(ch, walletKey)
 					return hv
-				}, 401, "caller_proof_invalid"},
+				}, 401, "caller_proof_wrong_domain"},
 				{"caller_proof_invalid_other_purpose", func(h *harness) string {
 					ch, _ := h.srvProver().Challenge(siwx.Target{Host: "example.com", Origin: "http://example.com", Route: "/precheck", Purpose: siwx.PurposeResumePrefix + "x"})
 					hv, _ := siwx.Sign(ch, walletKey)

@@ -127,10 +127,14 @@ func (w *writeHealth) check(ctx context.Context) error {
 
 // readyChecks are the built-in conditions of /readyz, then the configured ones.
 func (s *Server) readyChecks() []ReadyCheck {
-	return append([]ReadyCheck{
+	checks := append([]ReadyCheck{
 		{Name: "store", Check: s.ready.run},
 		{Name: "store_write", Check: s.writes.check},
 	}, s.cfg.ReadyChecks...)
+	if _, ok := s.cfg.Payments.(ReadinessChecker); ok { // paid audits: the payment network's RPC
+		checks = append(checks, ReadyCheck{Name: PaymentsCheck, Check: s.paymentsReady})
+	}
+	return checks
 }
 
 // Health bodies (schema/health.schema.json).

@@ -193,11 +193,10 @@ func (s *Server) houseTokenTooMany(c echo.Context, wait time.Duration) {
 }
 
 // unpaidBudget spends the caller address's budget for an /audit that carries neither a
-// payment nor a house token (it can only end in a 402). Past the budget: 429 with
+// payment that verifies nor the house token (it can only end in a refusal). Past the budget: 429 with
 // Retry-After, before the export is read or validated.
 func (s *Server) unpaidBudget(c echo.Context) bool {
-	h := c.Request().Header
-	if h.Get("PAYMENT-SIGNATURE") != "" || h.Get(echo.HeaderAuthorization) != "" {
+	if s.paidOrHouse(c) {
 		return true
 	}
 	ok, wait := s.unpaid.Allow(c.RealIP())

@@ -119,6 +119,46 @@ type Payments interface {
 	Abandon(c echo.Context, p *Payment)
 }
 
+// PaymentVerifier is implemented by a Payments that can tell, offline (no RPC, no store), whether
+// a PAYMENT-SIGNATURE header verifies: signed by its payer, for our price, payTo and fee payer.
+type PaymentVerifier interface {
+	VerifiesOffline(header string) bool
+}
+
+// paidOrHouse reports whether the request carries the house token or a payment header that
+// verifies offline: only those skip the unpaid-audit budget (a dummy header of either kind
+// spends it like any unpaid call).
+func (s *Server) paidOrHouse(c echo.Context) bool {
+	h := c.Request().Header
+	if h.Get(echo.HeaderAuthorization) != "" {
+		house, err := s.house(c)
+		return err == nil && house
+	}
+	if p := h.Get("PAYMENT-SIGNATURE"); p != "" {
+		v, ok := s.cfg.Payments.(PaymentVerifier)
+		return ok && v.VerifiesOffline(p)
+	}
+	return false
+}
+
+// ReadinessChecker is implemented by a Payments whose paid audits depend on an outside service
+// (the payment network's RPC): Ready fails while it does not answer.
+type ReadinessChecker interface {
+	Ready(ctx context.Context) error
+}
+
+// PaymentsCheck is the name of the readiness check of paid audits in GET /readyz.
+const PaymentsCheck = "payments_rpc"
+
+// paymentsReady is the readiness check of paid audits (PaymentsCheck): nil without payments or
+// while the payment network's RPC answers. The health code lists it beside the store's checks.
+func (s *Server) paymentsReady(ctx context.Context) error {
+	if rc, ok := s.cfg.Payments.(ReadinessChecker); ok {
+		return rc.Ready(ctx)
+	}
+	return nil
+}
+
 // NetworkNamer is implemented by a Payments that takes payments on a network: GET /criteria and
 // the 402 name it, and whether it is revenue (only mainnet is).
 type NetworkNamer interface {

@@ -61,6 +61,9 @@ type Settlement struct {
 	Claims int
 	// LedgerID is the ledger row written for this payment (nil before).
 	LedgerID *int64
+	// AmountUnits is the amount the payment was made at, in USDC atomic units (the price the
+	// server asked; 0 on rows written before it was recorded). A refund books it.
+	AmountUnits uint64
 	// CreatedAt, UpdatedAt and SettledAt are bookkeeping times (UTC).
 	CreatedAt, UpdatedAt time.Time
 	SettledAt            *time.Time
@@ -97,7 +100,8 @@ type Store interface {
 	// List returns rows in a status, oldest update first, at most limit.
 	List(ctx context.Context, status Status, limit int) ([]*Settlement, error)
 	// FailedFees returns the payer's payments that landed with an error (status failed, not
-	// refunded) updated after since, oldest first, at most limit: the fee budget's input.
+	// refunded) updated after since, oldest first, at most limit: the fee budget's input. An
+	// empty payer means every payer's (the fee payer's global budget).
 	FailedFees(ctx context.Context, payer string, since time.Time, limit int) ([]FailedFee, error)
 	// Sweep deletes at most batch rows that rt allows deleting at now (Retention.Sweepable) and
 	// returns how many it deleted. Rows still owed an answer (reserved, submitted, settled) are
@@ -248,7 +252,7 @@ func (m *MemStore) FailedFees(_ context.Context, payer string, since time.Time, 
 	defer m.mu.Unlock()
 	var out []FailedFee
 	for _, r := range m.rows {
-		if r.Payer == payer && r.Status == StatusFailed && r.Reason != ReasonRefunded && r.UpdatedAt.After(since) {
+		if (payer == "" || r.Payer == payer) && r.Status == StatusFailed && r.Reason != ReasonRefunded && r.UpdatedAt.After(since) {
 			f := FailedFee{At: r.UpdatedAt}
 			if r.FeeLamports != nil {
 				v := *r.FeeLamports

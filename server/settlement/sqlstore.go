@@ -37,7 +37,7 @@ func (s *SQLStore) q(sql string) string {
 }
 
 const settlementCols = `tx_sig, challenge, challenge_expiry_ms, payer, network, blockhash, expiry_height,
-status, reason, fee_lamports, slot, claims, ledger_id, created_ms, updated_ms, settled_ms`
+status, reason, fee_lamports, slot, claims, ledger_id, created_ms, updated_ms, settled_ms, amount_units`
 
 func ms(t time.Time) int64 { return t.UnixMilli() }
 
@@ -53,13 +53,14 @@ func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
 
 func args(r *Settlement) []any {
 	return []any{r.TxSig, r.Challenge, ms(r.ChallengeExpiry), r.Payer, r.Network, r.Blockhash, int64(r.ExpiryHeight),
-		string(r.Status), r.Reason, r.FeeLamports, int64(r.Slot), r.Claims, r.LedgerID, ms(r.CreatedAt), ms(r.UpdatedAt), msPtr(r.SettledAt)}
+		string(r.Status), r.Reason, r.FeeLamports, int64(r.Slot), r.Claims, r.LedgerID, ms(r.CreatedAt), ms(r.UpdatedAt), msPtr(r.SettledAt),
+		int64(r.AmountUnits)}
 }
 
 // Reserve implements Store.
 func (s *SQLStore) Reserve(ctx context.Context, r *Settlement) (*Settlement, error) {
 	n, err := s.db.Exec(ctx, s.q(`INSERT INTO x402_settlements (`+settlementCols+`)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
 ON CONFLICT (tx_sig) DO NOTHING`), args(r)...)
 	if err != nil {
 		if s.db.IsUniqueViolation(err) {
@@ -98,8 +99,8 @@ func (s *SQLStore) Update(ctx context.Context, r *Settlement, from Status) (bool
 	a = append(a, string(from))
 	n, err := s.db.Exec(ctx, s.q(`UPDATE x402_settlements SET challenge = ?2, challenge_expiry_ms = ?3, payer = ?4,
 network = ?5, blockhash = ?6, expiry_height = ?7, status = ?8, reason = ?9, fee_lamports = ?10, slot = ?11,
-claims = ?12, ledger_id = ?13, created_ms = ?14, updated_ms = ?15, settled_ms = ?16
-WHERE tx_sig = ?1 AND status = ?17`), a...)
+claims = ?12, ledger_id = ?13, created_ms = ?14, updated_ms = ?15, settled_ms = ?16, amount_units = ?17
+WHERE tx_sig = ?1 AND status = ?18`), a...)
 	if err != nil {
 		if s.db.IsUniqueViolation(err) {
 			return false, s.whichUnique(ctx, r)
@@ -126,12 +127,13 @@ func (s *SQLStore) query(ctx context.Context, where string, a ...any) ([]*Settle
 	each := func(scan func(dest ...any) error) error {
 		var r Settlement
 		var status string
-		var chExp, eh, slot, created, updated int64
+		var chExp, eh, slot, created, updated, amount int64
 		var settled *int64
 		if err := scan(&r.TxSig, &r.Challenge, &chExp, &r.Payer, &r.Network, &r.Blockhash, &eh, &status, &r.Reason,
-			&r.FeeLamports, &slot, &r.Claims, &r.LedgerID, &created, &updated, &settled); err != nil {
+			&r.FeeLamports, &slot, &r.Claims, &r.LedgerID, &created, &updated, &settled, &amount); err != nil {
 			return err
 		}
+		r.AmountUnits = uint64(amount)
 		r.Status, r.ChallengeExpiry, r.ExpiryHeight, r.Slot = Status(status), fromMS(chExp), uint64(eh), uint64(slot)
 		r.CreatedAt, r.UpdatedAt = fromMS(created), fromMS(updated)
 		if settled != nil {
@@ -174,7 +176,7 @@ func (s *SQLStore) FailedFees(ctx context.Context, payer string, since time.Time
 	}
 	var out []FailedFee
 	err := s.db.QueryRows(ctx, s.q(`SELECT fee_lamports, updated_ms FROM x402_settlements
-WHERE status = 'failed' AND updated_ms > ?1 AND payer = ?2 AND reason <> ?3 ORDER BY updated_ms LIMIT ?4`),
+WHERE status = 'failed' AND updated_ms > ?1 AND (?2 = '' OR payer = ?2) AND reason <> ?3 ORDER BY updated_ms LIMIT ?4`),
 		func(scan func(dest ...any) error) error {
 			var f FailedFee
 			var at int64

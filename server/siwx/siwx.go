@@ -64,6 +64,9 @@ var (
 	ErrExpired = errors.New("caller_proof_expired")
 	// ErrReplayed: the nonce was already used.
 	ErrReplayed = errors.New("caller_proof_replayed")
+	// ErrWrongDomain: the proof was signed for another domain than the service's configured
+	// public one (a page elsewhere relaying proofs).
+	ErrWrongDomain = errors.New("caller_proof_wrong_domain")
 	// ErrWrongWallet: the proof is valid but not by the wallet the request names.
 	ErrWrongWallet = errors.New("caller_proof_wallet_mismatch")
 )
@@ -160,7 +163,8 @@ func Statement(purpose string) string {
 // Target is what a proof must be bound to: the request's host, the public origin, the route and
 // the purpose.
 type Target struct {
-	// Host is the request's Host header (the message's domain).
+	// Host is the service's public host[:port], from its configured public base URL (the
+	// message's domain); never the request's Host header when a public base URL is set.
 	Host string
 	// Origin is the public origin, scheme://host[:port] (the message's uri starts with it).
 	Origin string
@@ -278,7 +282,10 @@ func parseTime(s string) (time.Time, bool) {
 // key and the signature. It returns the proven address.
 func (p *Prover) Check(pr *Proof, t Target) (string, error) {
 	now := p.now()
-	if pr.Domain != t.Host || pr.URI != strings.TrimSuffix(t.Origin, "/")+t.Route || pr.Version != "1" ||
+	if pr.Domain != t.Host {
+		return "", ErrWrongDomain
+	}
+	if pr.URI != strings.TrimSuffix(t.Origin, "/")+t.Route || pr.Version != "1" ||
 		pr.Type != "ed25519" || pr.Statement != Statement(t.Purpose) {
 		return "", ErrInvalid
 	}

@@ -99,7 +99,7 @@ func TestVerify(t *testing.T) {
 		{"proven", target, nil, 0, nil},
 		{"proven_late_in_window", target, nil, NonceTTL - time.Millisecond, nil},
 		{"caller_proof_expired", target, nil, NonceTTL, ErrExpired},
-		{"caller_proof_invalid_host", Target{Host: "evil.test", Origin: "https://audit.test", Route: "/precheck", Purpose: PurposePrecheck}, nil, 0, ErrInvalid},
+		{"caller_proof_wrong_domain", Target{Host: "evil.test", Origin: "https://audit.test", Route: "/precheck", Purpose: PurposePrecheck}, nil, 0, ErrWrongDomain},
 		{"caller_proof_invalid_route", Target{Host: "audit.test", Origin: "https://audit.test", Route: "/audit", Purpose: PurposePrecheck}, nil, 0, ErrInvalid},
 		{"caller_proof_invalid_purpose", Target{Host: "audit.test", Origin: "https://audit.test", Route: "/precheck", Purpose: PurposeResumePrefix + "abc"}, nil, 0, ErrInvalid},
 		{"caller_proof_invalid_signature", target, func(pr *Proof) { pr.Signature = signature(other, pr) }, 0, ErrInvalid},

@@ -30,9 +30,24 @@ const (
 	// DefaultMaxClaims is the number of audit runs one payment can start (first run + resumes).
 	DefaultMaxClaims = 3
 	// DefaultFeeBudgetLamports is how many lamports our fee payer may spend on one payer's
-	// failed transactions in a rolling FeeBudgetWindow: five failed payments at the x402
-	// client's default compute budget (10 001 lamports each), three at our cap (15 000).
+	// failed transactions in a rolling FeeBudgetWindow. A payment is admitted while the payer's
+	// failures plus its own worst-case fee stay within it (a payer with no failure is always
+	// admitted): four failed payments at the x402 client's default compute budget (10 001
+	// lamports each, the fifth would reach 50 005), three at our cap (15 000).
 	DefaultFeeBudgetLamports = 50_000
+	// DefaultGlobalFeeBudgetLamports is how many lamports our fee payer may lose on failed
+	// transactions of all payers together in a rolling FeeBudgetWindow, shared by every replica
+	// through the settlement rows: nine failed payments at 10 001 lamports, six at our cap.
+	DefaultGlobalFeeBudgetLamports = 100_000
+	// MinBroadcastTime is the least time left before the settlement's deadline for a payment to
+	// be broadcast; with less, it is released unsent (503 request_deadline, nothing charged).
+	MinBroadcastTime = time.Second
+	// ReasonDeadline is the 503 reason of a payment not broadcast because the request's
+	// deadline was too close after the checks before it (a slow RPC).
+	ReasonDeadline = "request_deadline"
+	// ReasonPaymentsPaused is the 503 reason of a payment refused because the fee payer's
+	// global failed-fee budget is spent (or would be by the payments now in flight).
+	ReasonPaymentsPaused = "payments_paused"
 	// DefaultFeeBudgetWindow is the fee budget's rolling window.
 	DefaultFeeBudgetWindow = time.Hour
 	// ReasonPayerFeeBudget is the 429 reason of a payer whose failed transactions used up the
@@ -63,6 +78,93 @@ type Settler struct {
 	// OnFailedFee, when set, is told the fee our fee payer paid for a transaction that landed
 	// with an error (the lamports-lost counter).
 	OnFailedFee func(lamports int64)
+	// GlobalFeeBudget is the lamports our fee payer may lose on failed transactions of all
+	// payers in a rolling FeeBudgetWindow (0: no budget). It is read from the settlement rows
+	// (failed ones, and the worst case of those in flight), so replicas share it.
+	GlobalFeeBudget int64
+	// OnPaused, when set, is told each payment refused because the global budget is spent
+	// (paused) and each one admitted again (resumed): the tripwire and its metric.
+	OnPaused func(paused bool)
+}
+
+// Paused is a payment refused before any broadcast because the fee payer's global failed-fee
+// budget is spent: HTTP 503 payments_paused with Retry-After, nothing broadcast, nothing charged.
+type Paused struct {
+	// RetryAfter is when the budget may admit a payment again.
+	RetryAfter time.Duration
+}
+
+// Error implements error with static text.
+func (p *Paused) Error() string { return "x402: payments paused: " + ReasonPaymentsPaused }
+
+// HTTPStatus is 503.
+func (p *Paused) HTTPStatus() int { return http.StatusServiceUnavailable }
+
+// worstFee is the most a payment we accept can cost the fee payer: the fee counted for a failure
+// whose fee the chain did not report, and for a payment in flight.
+const worstFee = int64(5000*RequiredSignatures + MaxPriorityFeeLamports)
+
+// globalBudget refuses a payment whose worst-case fee would take the fee payer's failed-transaction
+// fees of all payers in the last FeeBudgetWindow past GlobalFeeBudget. self, when set, is this
+// payment's own row, already marked submitted: every other payment in flight then counts at its
+// worst case, so payments checked at the same moment on any replica cannot together exceed the
+// budget (a check that sees the other's row refuses).
+func (s *Settler) globalBudget(ctx context.Context, ver *Verified, self *Settlement) error {
+	if s.GlobalFeeBudget <= 0 {
+		return nil
+	}
+	now := s.now().UTC()
+	fees, err := s.store.FailedFees(ctx, "", now.Add(-s.FeeBudgetWindow), 10000)
+	if err != nil {
+		return unavailable("S19", "settlement_store_unavailable")
+	}
+	var spent int64
+	for _, f := range fees {
+		if f.Lamports != nil {
+			spent += *f.Lamports
+		} else {
+			spent += worstFee
+		}
+	}
+	var inFlight int64
+	if self != nil {
+		sub, err := s.store.List(ctx, StatusSubmitted, 10000)
+		if err != nil {
+			return unavailable("S20", "settlement_store_unavailable")
+		}
+		for _, r := range sub {
+			if r.TxSig != self.TxSig {
+				inFlight += worstFee
+			}
+		}
+	}
+	need := int64(ver.MaxFeeLamports)
+	if spent+inFlight+need <= s.GlobalFeeBudget {
+		if s.OnPaused != nil {
+			s.OnPaused(false)
+		}
+		return nil
+	}
+	if s.OnPaused != nil {
+		s.OnPaused(true)
+	}
+	// Payments in flight settle within seconds; failures leave the window one by one.
+	retry := 5 * time.Second
+	if spent+need > s.GlobalFeeBudget {
+		retry = s.FeeBudgetWindow
+		for _, f := range fees {
+			if f.Lamports != nil {
+				spent -= *f.Lamports
+			} else {
+				spent -= worstFee
+			}
+			if spent+need <= s.GlobalFeeBudget {
+				retry = f.At.Add(s.FeeBudgetWindow).Sub(now)
+				break
+			}
+		}
+	}
+	return &Paused{RetryAfter: max(retry, time.Second)}
 }
 
 // NewSettler returns a Settler with the default policy.
@@ -77,7 +179,8 @@ func NewSettler(cfg *Config, r RPC, st SettlementStore, now func() time.Time) (*
 	return &Settler{cfg: cfg, rpc: r, store: st, payToATA: ata, now: now, sleep: sleepCtx,
 		PollInterval: DefaultPollInterval, ConfirmTimeout: DefaultConfirmTimeout, InFlightGrace: DefaultInFlightGrace,
 		ResumeWindow: DefaultResumeWindow, ClaimLease: DefaultClaimLease, MaxClaims: DefaultMaxClaims,
-		FeeBudget: DefaultFeeBudgetLamports, FeeBudgetWindow: DefaultFeeBudgetWindow}, nil
+		FeeBudget: DefaultFeeBudgetLamports, FeeBudgetWindow: DefaultFeeBudgetWindow,
+		GlobalFeeBudget: DefaultGlobalFeeBudgetLamports}, nil
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -163,7 +266,7 @@ func (s *Settler) feeBudget(ctx context.Context, ver *Verified) error {
 		if f.Lamports != nil {
 			return *f.Lamports
 		}
-		return int64(5000*RequiredSignatures + MaxPriorityFeeLamports)
+		return worstFee
 	}
 	var spent int64
 	for _, f := range fees {
@@ -223,7 +326,7 @@ func (s *Settler) Settle(ctx context.Context, ver *Verified) (*Receipt, error) {
 	row := &Settlement{
 		TxSig: sig.String(), Challenge: ver.Challenge, ChallengeExpiry: ver.ChallengeExpiry.UTC(),
 		Payer: ver.Payer.String(), Network: s.cfg.Network.CAIP2, Blockhash: ver.Blockhash.String(),
-		Status: StatusReserved, CreatedAt: now, UpdatedAt: now,
+		Status: StatusReserved, CreatedAt: now, UpdatedAt: now, AmountUnits: s.cfg.Price.Units,
 	}
 	if ver.ChallengeExpired {
 		// Only an existing settlement (a resume) may use an expired challenge; nothing new is
@@ -234,6 +337,10 @@ func (s *Settler) Settle(ctx context.Context, ver *Verified) (*Receipt, error) {
 		}
 		if err != nil {
 			return nil, unavailable("S18", "settlement_store_unavailable")
+		}
+		if ex.Status == StatusReleased || ex.Status == StatusReserved {
+			// Never broadcast: sending it now would be a new payment on an expired challenge.
+			return nil, reject("C02", ReasonChallengeExpired)
 		}
 		return s.onExisting(ctx, ver, signed, sig, ex)
 	}
@@ -297,6 +404,10 @@ func (s *Settler) broadcast(ctx context.Context, ver *Verified, signed []byte, s
 		s.release(ctx, row, StatusReserved, ReasonPayerFeeBudget)
 		return nil, err
 	}
+	if err := s.globalBudget(ctx, ver, nil); err != nil {
+		s.release(ctx, row, StatusReserved, ReasonPaymentsPaused)
+		return nil, err
+	}
 	valid, err := s.rpc.IsBlockhashValid(ctx, bh)
 	if err != nil {
 		s.release(ctx, row, StatusReserved, ReasonRPCUnavailable)
@@ -336,6 +447,12 @@ func (s *Settler) broadcast(ctx context.Context, ver *Verified, signed []byte, s
 		s.release(ctx, row, StatusReserved, ReasonInsufficientFunds)
 		return nil, reject("S19", ReasonInsufficientFunds)
 	}
+	// Nothing is sent that could not be answered in time: past this point the answer names the
+	// transaction, and the confirmation needs at least a poll or two.
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < MinBroadcastTime {
+		s.release(ctx, row, StatusReserved, ReasonDeadline)
+		return nil, unavailable("S20", ReasonDeadline)
+	}
 	// S20: mark submitted before sending: from here on the row is never released unless the
 	// signature is provably absent and the blockhash provably dead.
 	row.Status, row.ExpiryHeight, row.UpdatedAt = StatusSubmitted, lastValid, s.now().UTC()
@@ -343,6 +460,12 @@ func (s *Settler) broadcast(ctx context.Context, ver *Verified, signed []byte, s
 	if err != nil || !ok {
 		s.release(ctx, row, StatusReserved, "settlement_store_unavailable")
 		return nil, unavailable("S20", "settlement_store_unavailable")
+	}
+	// The global budget again, now that this payment counts as in flight for every other check:
+	// nothing was sent yet, so a refusal releases the row.
+	if err := s.globalBudget(ctx, ver, row); err != nil {
+		s.release(ctx, row, StatusSubmitted, ReasonPaymentsPaused)
+		return nil, err
 	}
 	if _, err := s.rpc.Send(ctx, signed); err != nil && !isRPCReply(err) {
 		// Transport failure: the node may or may not have it. Fall through to confirmation;
@@ -359,7 +482,7 @@ func (s *Settler) broadcast(ctx context.Context, ver *Verified, signed []byte, s
 		var rj *Rejection
 		switch {
 		case err == nil: // getTransaction, which settlement trusts, says it settled
-			return s.claim(ctx, row.TxSig, false)
+			return s.claimBroadcast(ctx, row.TxSig)
 		case errors.As(err, &rj):
 			return nil, err
 		}
@@ -370,7 +493,21 @@ func (s *Settler) broadcast(ctx context.Context, ver *Verified, signed []byte, s
 	if err := s.finish(ctx, row, sig); err != nil {
 		return nil, err
 	}
-	return s.claim(ctx, row.TxSig, false)
+	return s.claimBroadcast(ctx, row.TxSig)
+}
+
+// claimBroadcast claims the first run of a payment this request broadcast. The store writes do
+// not share the settlement's deadline (the payment moved; its run must be recorded), and a
+// failure names the transaction so the answer is a 202, never a bare 503.
+func (s *Settler) claimBroadcast(ctx context.Context, txSig string) (*Receipt, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	rc, err := s.claim(ctx, txSig, false)
+	var un *Unavailable
+	if errors.As(err, &un) && un.TxSig == "" {
+		return nil, &Unavailable{Item: un.Item, Reason: ReasonSettlementPending, TxSig: txSig}
+	}
+	return rc, err
 }
 
 // waitConfirmed polls getSignatureStatuses until confirmed, failed, or ConfirmTimeout.

@@ -33,15 +33,26 @@ func TestLedgerPendingAndStrandedRefund(t *testing.T) {
 			const tx = "5tranded1111111111111111111111111111111111111111111111111111111111111111111111111111"
 			if _, err := st.(settlementsOf).Settlements().Reserve(ctx, &x402.Settlement{TxSig: tx, Challenge: "c", Payer: "PayerWa11et",
 				Network: x402.Devnet.CAIP2, Blockhash: "bh", Status: x402.StatusSettled, FeeLamports: &fee, Claims: 1,
-				SettledAt: &settled, CreatedAt: settled, UpdatedAt: settled}); err != nil {
+				SettledAt: &settled, CreatedAt: settled, UpdatedAt: settled, AmountUnits: 70000}); err != nil {
+				t.Fatal(err)
+			}
+			// A payment not confirmed yet: refund -tx says so, and books nothing.
+			const unconfirmed = "Unc0nfirmed11111111111111111111111111111111111111111111111111111111111111111111111111"
+			if _, err := st.(settlementsOf).Settlements().Reserve(ctx, &x402.Settlement{TxSig: unconfirmed, Challenge: "c2", Payer: "OtherPayer",
+				Network: x402.Devnet.CAIP2, Blockhash: "bh", Status: x402.StatusSubmitted, CreatedAt: settled, UpdatedAt: settled, AmountUnits: 70000}); err != nil {
 				t.Fatal(err)
 			}
 			st.Close()
+			var unOut, unErr bytes.Buffer
+			if rc := ledgerRefund(ctx, []string{"-store", dsn, "-tx", unconfirmed}, &unOut, &unErr); rc != 1 ||
+				!strings.Contains(unErr.String(), "not confirmed yet (status submitted)") {
+				t.Fatalf("refund -tx of an unconfirmed payment: %d %q", rc, unErr.String())
+			}
 			var out, errOut bytes.Buffer
 			if rc := ledgerPending(ctx, []string{"-store", dsn}, &out, &errOut); rc != 0 {
 				t.Fatalf("pending: %d %s", rc, errOut.String())
 			}
-			if !strings.Contains(out.String(), tx) || !strings.Contains(out.String(), "1 pending") || strings.Contains(out.String(), "map[") {
+			if !strings.Contains(out.String(), tx) || !strings.Contains(out.String(), "2 pending") || strings.Contains(out.String(), "map[") {
 				t.Fatalf("pending output:\n%s", out.String())
 			}
 			out.Reset()
@@ -57,12 +68,14 @@ func TestLedgerPendingAndStrandedRefund(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The refund books the amount the payment was made at (70 000 here), not the
+			// built-in criteria's price.
 			if len(rows) != 1 || rows[0].PaymentTx != tx || !rows[0].CAD.Refund || !rows[0].House || rows[0].PayerWallet != "PayerWa11et" ||
-				rows[0].SolanaFeeLamports == nil || *rows[0].SolanaFeeLamports != fee {
+				rows[0].SolanaFeeLamports == nil || *rows[0].SolanaFeeLamports != fee || rows[0].PriceUSDCUnits != 70000 {
 				t.Fatalf("ledger after the refund: %+v", rows)
 			}
 			out.Reset()
-			if rc := ledgerPending(ctx, []string{"-store", dsn}, &out, &errOut); rc != 0 || !strings.Contains(out.String(), "no pending payments") {
+			if rc := ledgerPending(ctx, []string{"-store", dsn}, &out, &errOut); rc != 0 || strings.Contains(out.String(), tx) || !strings.Contains(out.String(), "1 pending") {
 				t.Fatalf("pending after the refund: %d %s", rc, out.String())
 			}
 			if rc := ledgerRefund(ctx, []string{"-store", dsn, "-tx", tx}, &out, &errOut); rc != 0 {

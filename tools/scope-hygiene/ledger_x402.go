@@ -96,8 +96,21 @@ func refundStranded(ctx context.Context, st store.Store, tx string) (int64, bool
 	if err != nil {
 		return 0, false, err
 	}
-	if row.Status != x402.StatusSettled || row.LedgerID != nil {
+	switch {
+	case row.Status == x402.StatusReserved || row.Status == x402.StatusSubmitted:
+		return 0, false, errors.New("ledger refund: that payment is not confirmed yet (status " + string(row.Status) +
+			"): nothing is known to have moved; the reconciler settles or releases it within a minute or two, then run this again if it settled")
+	case row.Status == x402.StatusReleased:
+		return 0, false, errors.New("ledger refund: that payment never landed (status released): nothing moved, nothing to refund")
+	case row.Status == x402.StatusFailed && row.Reason == x402.ReasonRefunded:
+		return 0, false, errors.New("ledger refund: that payment is already refunded")
+	case row.Status == x402.StatusFailed:
+		return 0, false, errors.New("ledger refund: that payment's transaction failed on-chain (status failed): no USDC moved, nothing to refund")
+	case row.Status != x402.StatusSettled || row.LedgerID != nil:
 		return 0, false, nil
+	}
+	if row.AmountUnits == 0 {
+		return 0, false, errors.New("ledger refund: the settlement row does not record the amount paid (written before amounts were recorded); refund it by hand from the transaction on the chain")
 	}
 	ps, err := rules.Default()
 	if err != nil {
@@ -107,7 +120,7 @@ func refundStranded(ctx context.Context, st store.Store, tx string) (int64, bool
 	if row.SettledAt != nil {
 		now = row.SettledAt.UTC()
 	}
-	e := store.LedgerEntry{PayerWallet: row.Payer, Timestamp: now, Day: store.Day(now), PriceUSDCUnits: ps.PriceUnits(),
+	e := store.LedgerEntry{PayerWallet: row.Payer, Timestamp: now, Day: store.Day(now), PriceUSDCUnits: int64(row.AmountUnits),
 		CAD: store.CADBlock{Pending: true}, PaymentTx: row.TxSig, SolanaFeeLamports: row.FeeLamports,
 		CriteriaVersion: ps.Revision(), VerdictLine: "", Op: store.OpAudit, House: row.Network != x402.Mainnet.CAIP2}
 	id, err := st.AppendLedger(ctx, e)

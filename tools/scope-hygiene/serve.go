@@ -122,7 +122,7 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 		logger.Warn("generated a development signing key", "key_file", c.KeyFile, "key_id", signer.KeyID())
 	}
 	pr := ps.Criteria().Price
-	pay, err := startPayments(ctx, c.Pay, x402.Price{Units: uint64(pr.USDCUnitsPerCall), Label: pr.Label, Status: pr.Status},
+	pay, err := startPayments(ctx, c.Pay, c.PublicBaseURL, x402.Price{Units: uint64(pr.USDCUnitsPerCall), Label: pr.Label, Status: pr.Status},
 		st, logger)
 	if err != nil {
 		return err
@@ -147,6 +147,19 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 			Help: "Lamports the fee payer paid for payment transactions that landed with an error."})
 		m.Registry().MustRegister(lost)
 		g.Settler().OnFailedFee = func(l int64) { lost.Add(float64(l)) }
+		paused := prometheus.NewGauge(prometheus.GaugeOpts{Name: "scope_hygiene_x402_payments_paused",
+			Help: "1 while paid audits are paused: the fee payer's hourly budget of lamports lost on failed transactions is spent (a tripwire)."})
+		refused := prometheus.NewCounter(prometheus.CounterOpts{Name: "scope_hygiene_x402_payments_paused_total",
+			Help: "Payments refused 503 payments_paused before any broadcast."})
+		m.Registry().MustRegister(paused, refused)
+		g.Settler().OnPaused = func(p bool) {
+			if p {
+				paused.Set(1)
+				refused.Inc()
+			} else {
+				paused.Set(0)
+			}
+		}
 	}
 	m.RegisterTripwires(st, 30*24*time.Hour, 2*time.Second, time.Now)
 	srv, err := api.New(api.Config{Criteria: ps, Document: doc, Engine: engine.Engine{PS: ps}, Store: st,

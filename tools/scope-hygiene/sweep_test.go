@@ -73,8 +73,20 @@ func TestFeeBudgetFlag(t *testing.T) {
 		t.Fatalf("flag over env %d", p.FeeBudget)
 	}
 	p := parse(map[string]string{"SCOPE_HYGIENE_X402_FEE_BUDGET": "lots"})
-	if _, err := startPayments(context.Background(), p, x402.Price{Units: 50000}, nil, slog.New(slog.DiscardHandler)); err == nil ||
+	if _, err := startPayments(context.Background(), p, "http://127.0.0.1:8080", x402.Price{Units: 50000}, nil, slog.New(slog.DiscardHandler)); err == nil ||
 		!strings.Contains(err.Error(), "SCOPE_HYGIENE_X402_FEE_BUDGET") {
 		t.Fatalf("malformed env: %v", err)
+	}
+}
+
+// TestPaymentsNeedPublicBaseURL: with a payTo wallet (payments on), the service refuses to start
+// without an absolute public base URL, the only origin sign-in-with-x proofs are bound to.
+func TestPaymentsNeedPublicBaseURL(t *testing.T) {
+	p := payConfig{Network: "devnet", PayTo: "11111111111111111111111111111112"}
+	for _, base := range []string{"", "audit.example.com", "ftp://audit.example.com", "http://"} {
+		if _, err := startPayments(context.Background(), p, base, x402.Price{Units: 50000}, nil, slog.New(slog.DiscardHandler)); err == nil ||
+			!strings.Contains(err.Error(), "-public-base-url") {
+			t.Errorf("public base URL %q: %v, want a refusal naming -public-base-url", base, err)
+		}
 	}
 }

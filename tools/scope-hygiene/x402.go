@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -36,6 +37,9 @@ type payConfig struct {
 	// FeeBudget is the lamports the fee payer may spend on one payer's failed transactions in
 	// a rolling hour (0 turns the budget off).
 	FeeBudget int64
+	// GlobalFeeBudget is the lamports the fee payer may lose on failed transactions of all
+	// payers together in a rolling hour, shared by replicas through the store (0 turns it off).
+	GlobalFeeBudget int64
 	// badEnv names an environment value that did not parse (reported when payments start).
 	badEnv string
 }
@@ -64,6 +68,15 @@ func payFlags(fs *flag.FlagSet, p *payConfig, getenv func(string) string) {
 		budget = n
 	}
 	fs.Int64Var(&p.FeeBudget, "x402-fee-budget", budget, "lamports the fee payer may spend on one payer wallet's failed transactions in a rolling hour; past it that payer's payments get 429 payer_fee_budget before any broadcast (0: no budget) (env "+envName("x402-fee-budget")+")")
+	global := int64(x402.DefaultGlobalFeeBudgetLamports)
+	if v := getenv(envName("x402-global-fee-budget")); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			p.badEnv = envName("x402-global-fee-budget") + ": not a whole number of lamports"
+		}
+		global = n
+	}
+	fs.Int64Var(&p.GlobalFeeBudget, "x402-global-fee-budget", global, "lamports the fee payer may lose on failed transactions of all payers together in a rolling hour, shared by replicas through the store; past it payments answer 503 payments_paused before any broadcast and free pre-checks keep working (0: no budget) (env "+envName("x402-global-fee-budget")+")")
 	p.ReconcileEvery = 15 * time.Second
 }
 
@@ -132,13 +145,20 @@ func loadChallengeKey(path, env string, getenv func(string) string) ([]byte, err
 // startPayments builds the x402 gate, runs the startup checks and starts the reconciler.
 // It returns nil (the API's default: 402 stating the price, no payment accepted) when no payTo
 // wallet is configured.
-func startPayments(ctx context.Context, p payConfig, price x402.Price, st store.Store, logger *slog.Logger) (api.Payments, error) {
+//
+// Payments need publicBase, the configured public base URL: sign-in-with-x proofs (resumes,
+// pre-checks) are bound to its host and to no request's Host header, so a page elsewhere cannot
+// relay them.
+func startPayments(ctx context.Context, p payConfig, publicBase string, price x402.Price, st store.Store, logger *slog.Logger) (api.Payments, error) {
 	if p.badEnv != "" {
 		return nil, errors.New(p.badEnv)
 	}
 	if p.PayTo == "" {
 		logger.Warn("x402 payments disabled: no payTo wallet configured (set -x402-pay-to or SCOPE_HYGIENE_X402_PAY_TO)")
 		return nil, nil
+	}
+	if u, err := url.Parse(publicBase); publicBase == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, errors.New("x402: payments need -public-base-url (env SCOPE_HYGIENE_PUBLIC_BASE_URL), the absolute origin callers reach, e.g. https://audit.example.com or http://127.0.0.1:8080 for a local stack: sign-in-with-x proofs are bound to its host")
 	}
 	ss, ok := st.(interface{ Settlements() x402.SettlementStore })
 	if !ok {
@@ -190,10 +210,11 @@ func startPayments(ctx context.Context, p payConfig, price x402.Price, st store.
 	if err == nil && len(problems) == 0 {
 		logger.Info("x402 ready", "network", nw.CAIP2, "pay_to", payTo.String(), "fee_payer", fee.PublicKey().String())
 	}
-	if p.FeeBudget < 0 {
-		return nil, errors.New("x402: the fee budget cannot be negative")
+	if p.FeeBudget < 0 || p.GlobalFeeBudget < 0 {
+		return nil, errors.New("x402: a fee budget cannot be negative")
 	}
 	g.Settler().FeeBudget = p.FeeBudget
+	g.Settler().GlobalFeeBudget = p.GlobalFeeBudget
 	go g.Settler().RunReconciler(ctx, p.ReconcileEvery)
 	return g, nil
 }

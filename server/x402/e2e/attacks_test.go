@@ -143,7 +143,7 @@ func attackCases(t *testing.T, w *world) {
 		acct := ata(d, w.usdc).String()
 		fee := feeBalance()
 		for i := 0; i < 2; i++ {
-			w.control("setTokenAccount", map[string]any{"account": acct, "mint": w.usdc.String(), "owner": d.String(), "amount": 50_000})
+			w.control("setTokenAccount", map[string]any{"account": acct, "mint": w.usdc.String(), "owner": d.String(), "amount": price})
 			w.control("drainBeforeSend", map[string]any{"account": acct})
 			r := w.run("pay", "drainer", "")
 			if r.First.Status != 402 || r.First.PaymentRequired == nil || r.First.PaymentRequired.Error != x402.ReasonTransactionFailed {
@@ -151,7 +151,7 @@ func attackCases(t *testing.T, w *world) {
 			}
 		}
 		lost := fee - feeBalance()
-		w.control("setTokenAccount", map[string]any{"account": acct, "mint": w.usdc.String(), "owner": d.String(), "amount": 50_000})
+		w.control("setTokenAccount", map[string]any{"account": acct, "mint": w.usdc.String(), "owner": d.String(), "amount": price})
 		sends := w.sends()
 		r := w.run("pay", "drainer", "")
 		if r.First.Status != 429 || r.First.Error != x402.ReasonPayerFeeBudget {
@@ -264,7 +264,9 @@ func lateCases(t *testing.T, w *world, slow, stranded *latePayment) {
 		for _, e := range w.ledger() {
 			if e.PaymentTx == sig {
 				rows++
-				if !e.CAD.Refund || !e.House || e.PayerWallet != p.Payer || e.ID != res.Refunded {
+				// The refund books the amount the payment was made at: the served criteria's
+				// price, not the built-in one.
+				if !e.CAD.Refund || !e.House || e.PayerWallet != p.Payer || e.ID != res.Refunded || e.PriceUSDCUnits != price {
 					t.Fatalf("refunded row %+v", e)
 				}
 			}
@@ -275,6 +277,14 @@ func lateCases(t *testing.T, w *world, slow, stranded *latePayment) {
 		if _, ok := w.pending(t)[sig]; ok {
 			t.Fatal("a refunded payment is still listed by ledger pending")
 		}
+		// The payer comes back for the report: 410 refunded, no new payment request.
+		back := w.resumeAs(t, from{addr: "192.0.2.50"}, lr.r.Header, w.clients["stranded"])
+		var gone struct{ Kind, Status, Transaction string }
+		json.Unmarshal(back.body, &gone)
+		if back.status != 410 || gone.Status != "refunded" || gone.Transaction != sig || back.header.Get(x402.HeaderPaymentRequired) != "" {
+			t.Fatalf("the payer's resume of a refunded payment: %d %s (PAYMENT-REQUIRED %q)", back.status, back.body, back.header.Get(x402.HeaderPaymentRequired))
+		}
+		t.Logf("the payer's resume after the refund: 410\n%s", back.body)
 		t.Logf("$ scope-hygiene ledger pending\n%s$ scope-hygiene ledger tripwires\n%s", w.ledgerCmd(t, "pending"), w.ledgerCmd(t, "tripwires"))
 		t.Logf("stranded payment %s: listed pending, refunded as ledger row %d (house)", sig, res.Refunded)
 	})

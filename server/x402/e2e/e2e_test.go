@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -26,6 +27,9 @@ import (
 	"github.com/scopehygiene/scope-hygiene/server/store/sqlite"
 	"github.com/scopehygiene/scope-hygiene/server/x402"
 )
+
+// price is the served criteria's price in USDC units (not the built-in 50 000).
+const price = 70000
 
 const exportBody = `{"family":"mem0","form":"full_text","records":[` +
 	`{"id":"r1","content_text":"likes tea","user_id":"alice"},` +
@@ -185,9 +189,28 @@ func startServer(t *testing.T, w *world) {
 	os.WriteFile(feeFile, []byte(keygenJSON(w.feePayer)), 0o600)
 	rates := filepath.Join(w.dir, "rates.csv")
 	os.WriteFile(rates, []byte("date,rate\n"+store.Day(time.Now())+",1.3990\n"), 0o600)
-	cmd := exec.Command(bin, "serve")
+	// The served criteria price differs from the built-in one, so nothing in the money path may
+	// fall back to the built-in 50 000 (a refund books the amount the payment was made at).
+	crit, err := os.ReadFile(filepath.Join("..", "..", "..", "criteria.yaml"))
+	if err != nil || !bytes.Contains(crit, []byte("usdc_units_per_call: 50000")) {
+		t.Fatalf("criteria.yaml price line not found: %v", err)
+	}
+	critFile := filepath.Join(w.dir, "criteria.yaml")
+	os.WriteFile(critFile, bytes.Replace(crit, []byte("usdc_units_per_call: 50000"), []byte(fmt.Sprintf("usdc_units_per_call: %d", price)), 1), 0o600)
+	// Sign-in-with-x proofs are bound to the public base URL, which the real client checks
+	// against the URL it calls: the server listens on a port chosen here.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(bin, "serve", "-criteria", critFile)
 	cmd.Env = append(os.Environ(),
-		"SCOPE_HYGIENE_ADDR=127.0.0.1:0",
+		"SCOPE_HYGIENE_ADDR="+addr,
+		"SCOPE_HYGIENE_PUBLIC_BASE_URL=http://"+addr,
+		// Third parties are told apart by X-Forwarded-For (each its own address budget).
+		"SCOPE_HYGIENE_TRUST_PROXY=true",
 		"SCOPE_HYGIENE_STORE=sqlite:"+w.dbPath,
 		"SCOPE_HYGIENE_KEY_FILE="+filepath.Join(w.dir, "sign.pem"),
 		"SCOPE_HYGIENE_X402_NETWORK=devnet",
@@ -244,7 +267,7 @@ func TestX402EndToEnd(t *testing.T) {
 	os.WriteFile(w.exportF, []byte(exportBody), 0o600)
 	w.feePayer = solana.NewWallet().PrivateKey
 	w.payTo = solana.NewWallet().PublicKey()
-	for _, n := range []string{"alice", "poor", "single", "slow", "stranded", "racer", "drainer"} {
+	for _, n := range []string{"alice", "poor", "single", "slow", "stranded", "racer", "drainer", "victim1", "victim2", "victim3", "sender", "simulator"} {
 		w.clients[n] = solana.NewWallet().PrivateKey
 	}
 	startFacade(t, w)
@@ -257,15 +280,18 @@ func TestX402EndToEnd(t *testing.T) {
 	w.control("setTokenAccount", map[string]any{"account": ata(alice, w.usdc).String(), "mint": w.usdc.String(), "owner": alice.String(), "amount": 1_000_000})
 	w.control("setTokenAccount", map[string]any{"account": ata(poor, w.usdc).String(), "mint": w.usdc.String(), "owner": poor.String(), "amount": 10_000})
 	single := w.clients["single"].PublicKey()
-	w.control("setTokenAccount", map[string]any{"account": ata(single, w.usdc).String(), "mint": w.usdc.String(), "owner": single.String(), "amount": 50_000})
+	w.control("setTokenAccount", map[string]any{"account": ata(single, w.usdc).String(), "mint": w.usdc.String(), "owner": single.String(), "amount": price})
 	otherMint := solana.NewWallet().PublicKey()
 	w.control("createMint", map[string]any{"mint": otherMint.String(), "decimals": 6})
 	w.control("setTokenAccount", map[string]any{"account": ata(alice, otherMint).String(), "mint": otherMint.String(), "owner": alice.String(), "amount": 1_000_000})
 
-	for _, n := range []string{"slow", "stranded", "racer", "drainer"} {
+	for _, n := range []string{"slow", "stranded", "racer", "drainer", "victim2", "victim3", "sender", "simulator"} {
 		k := w.clients[n].PublicKey()
-		w.control("setTokenAccount", map[string]any{"account": ata(k, w.usdc).String(), "mint": w.usdc.String(), "owner": k.String(), "amount": 50_000})
+		w.control("setTokenAccount", map[string]any{"account": ata(k, w.usdc).String(), "mint": w.usdc.String(), "owner": k.String(), "amount": price})
 	}
+
+	victim1 := w.clients["victim1"].PublicKey()
+	w.control("setTokenAccount", map[string]any{"account": ata(victim1, w.usdc).String(), "mint": w.usdc.String(), "owner": victim1.String(), "amount": 2 * price})
 
 	startServer(t, w)
 	// Payments whose confirmation the chain holds (40 s; 10 s for one never collected) run
@@ -304,7 +330,7 @@ func TestX402EndToEnd(t *testing.T) {
 			t.Fatalf("unpaid: %+v", r.First)
 		}
 		a := pr.Accepts[0]
-		if a.Scheme != "exact" || a.Network != x402.Devnet.CAIP2 || a.Amount != "50000" || a.Asset != w.usdc.String() ||
+		if a.Scheme != "exact" || a.Network != x402.Devnet.CAIP2 || a.Amount != fmt.Sprint(price) || a.Asset != w.usdc.String() ||
 			a.PayTo != w.payTo.String() || a.Extra.FeePayer != w.feePayer.PublicKey().String() || !strings.HasPrefix(a.Extra.Memo, "sh1.") || a.MaxTimeoutSeconds != 60 {
 			t.Fatalf("requirements: %+v", a)
 		}
@@ -327,8 +353,8 @@ func TestX402EndToEnd(t *testing.T) {
 		var b, a int
 		fmt.Sscan(before, &b)
 		fmt.Sscan(w.tokenAmount(w.payTo), &a)
-		if a-b != 50000 {
-			t.Fatalf("payTo balance %d → %d, want +50000", b, a)
+		if a-b != price {
+			t.Fatalf("payTo balance %d → %d, want +%d", b, a, price)
 		}
 		spent := feeBefore - feeBalance()
 		var row *store.LedgerEntry
@@ -339,7 +365,7 @@ func TestX402EndToEnd(t *testing.T) {
 			}
 		}
 		if row == nil || row.SolanaFeeLamports == nil || *row.SolanaFeeLamports != spent || spent != 10001 ||
-			row.PayerWallet != alice.String() || row.PriceUSDCUnits != 50000 || row.CAD.Pending || row.CAD.Rate != "1.3990" || !row.House {
+			row.PayerWallet != alice.String() || row.PriceUSDCUnits != price || row.CAD.Pending || row.CAD.Rate != "1.3990" || !row.House {
 			// A devnet payment is test money: booked house, never revenue.
 			t.Fatalf("ledger row %+v (fee payer spent %d)", row, spent)
 		}
@@ -348,8 +374,9 @@ func TestX402EndToEnd(t *testing.T) {
 
 	t.Run("replay_same_header_one_row", func(t *testing.T) {
 		r := w.run("replay", "alice", "")
-		if r.First.Status != 200 || r.Second.Status != 402 || r.Second.PaymentRequired == nil ||
-			r.Second.PaymentRequired.Error != x402.ReasonDuplicateSettlement {
+		// The same payment again is a known transaction: only its payer, proven, gets an answer
+		// about it (401 with a resume challenge; proven, 402 duplicate_settlement).
+		if r.First.Status != 200 || r.Second.Status != 401 || r.Second.Error != "caller_unproven" {
 			t.Fatalf("replay: first %+v second %+v", r.First, r.Second)
 		}
 		if n := paidRows()[r.First.PaymentResponse.Transaction]; n != 1 {
@@ -378,8 +405,8 @@ func TestX402EndToEnd(t *testing.T) {
 		var b, a int
 		fmt.Sscan(before, &b)
 		fmt.Sscan(w.tokenAmount(w.payTo), &a)
-		if a-b != 50000 {
-			t.Fatalf("payTo received %d, want 50000", a-b)
+		if a-b != price {
+			t.Fatalf("payTo received %d, want %d", a-b, price)
 		}
 	})
 
@@ -440,6 +467,18 @@ func TestX402EndToEnd(t *testing.T) {
 	t.Run("rpc_down_503_no_audit_no_charge", func(t *testing.T) {
 		w.control("serverRPC", map[string]any{"up": false})
 		rows, bal, fee := len(w.ledger()), w.tokenAmount(alice), feeBalance()
+		// Readiness for paid audits follows the RPC.
+		rz, err := http.Get(w.server + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rzb, _ := io.ReadAll(rz.Body)
+		rz.Body.Close()
+		if rz.StatusCode != 503 || !strings.Contains(string(rzb), `"payments_rpc":"unavailable"`) {
+			w.control("serverRPC", map[string]any{"up": true})
+			t.Fatalf("/readyz with the RPC down: %d %s", rz.StatusCode, rzb)
+		}
+		t.Logf("/readyz with the Solana RPC down: %d %s", rz.StatusCode, rzb)
 		r := w.run("pay", "alice", "")
 		w.control("serverRPC", map[string]any{"up": true})
 		if r.First.Status != 503 || r.First.Error != x402.ReasonRPCUnavailable {
@@ -468,7 +507,10 @@ func TestX402EndToEnd(t *testing.T) {
 	lateCases(t, w, slow, stranded)
 	mcpCases(t, w)
 	resumeCases(t, w) // before siwxCases, whose storm spends this address's challenge budget
+	identityCases(t, w)
+	deadlineCases(t, w)
 	siwxCases(t, w)
+	globalBudgetCase(t, w) // last: payments stay paused for the rest of the hour
 
 	// Every paid row is unique per transaction.
 	for tx, n := range paidRows() {

@@ -70,6 +70,8 @@ function errJSON(e) {
 let drainAfterSimulate = null; // token account emptied after the server's next passing simulation
 let drainBeforeSend = null; // token account emptied right before the next send lands
 const confirmDelay = new Map(); // payer address -> ms its transactions' statuses stay unknown
+const drainEvery = new Set(); // token accounts emptied right before every send that names them
+const replyDelay = { sendTransaction: 0, simulateTransaction: 0 }; // ms the server's RPC answers wait
 let delayedSent = 0;
 
 function setAmount(account, amount) {
@@ -94,6 +96,7 @@ function send(bytes) {
   const { tx, msg, sig, version } = decodeWire(bytes);
   const keys = msg.staticAccounts.map(String);
   if (drainBeforeSend) { setAmount(drainBeforeSend, 0); drainBeforeSend = null; }
+  for (const k of keys) if (drainEvery.has(k)) setAmount(k, 0);
   // Account 1 is the client signer (the payer): its transactions may confirm late on purpose.
   const delay = confirmDelay.get(keys[1]) ?? 0;
   if (delay > 0) delayedSent++;
@@ -183,6 +186,12 @@ const control = {
   // Confirmation held: statuses of this payer's transactions stay unknown for ms after sending.
   delayConfirmation: ({ payer, ms }) => { confirmDelay.set(payer, ms); return true; },
   delayedSent: () => delayedSent,
+  // Every payment naming one of these token accounts loses the race: it is emptied right before
+  // the send executes (many payers losing, the fee payer paying each failed landing).
+  drainEvery: ({ accounts }) => { drainEvery.clear(); for (const a of accounts ?? []) drainEvery.add(a); return true; },
+  // A slow RPC: the server's sendTransaction (or simulateTransaction) answer waits ms; the
+  // transaction itself executes at once (money moves while the answer is late).
+  delayReply: ({ method, ms }) => { replyDelay[method] = ms; return true; },
 };
 
 function handler(side) {
@@ -201,7 +210,10 @@ function handler(side) {
       const fn = methods[msg.method];
       if (!fn) return reply({ jsonrpc: "2.0", id: msg.id, error: { code: -32601, message: "Method not found" } });
       try {
-        reply({ jsonrpc: "2.0", id: msg.id, result: fn(msg.params ?? [], side) });
+        const out = { jsonrpc: "2.0", id: msg.id, result: fn(msg.params ?? [], side) };
+        const wait = side === "server" ? replyDelay[msg.method] ?? 0 : 0;
+        if (wait > 0) return void setTimeout(() => reply(out), wait);
+        reply(out);
       } catch (e) {
         reply({ jsonrpc: "2.0", id: msg.id, error: { code: e.code ?? -32603, message: String(e.message ?? e) } });
       }

@@ -77,8 +77,8 @@ func mcpCases(t *testing.T, w *world) {
 			t.Fatalf("_meta[x402/payment-response] = %s", srb)
 		}
 		after := w.tokenAmount(alice.PublicKey())
-		if d := atoi(t, before) - atoi(t, after); d != 50000 {
-			t.Errorf("alice paid %d units, want 50000", d)
+		if d := atoi(t, before) - atoi(t, after); d != price {
+			t.Errorf("alice paid %d units, want %d", d, price)
 		}
 		n := 0
 		for _, e := range w.ledger()[rows:] {

@@ -40,11 +40,11 @@ func post(t *testing.T, url string, body []byte, hdr map[string]string) answer {
 }
 
 // signNode answers a 401 challenge with the real @x402/extensions SIWX helpers.
-func (w *world) signNode(t *testing.T, url string, challenge []byte, key solana.PrivateKey) string {
+func (w *world) signNode(t *testing.T, url string, challenge []byte, key solana.PrivateKey, mode ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "siwx.mjs", url, keygenJSON(key))
+	cmd := exec.CommandContext(ctx, "node", append([]string{"siwx.mjs", url, keygenJSON(key)}, mode...)...)
 	cmd.Stdin = bytes.NewReader(challenge)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -38,9 +38,19 @@ type Gate struct {
 	accMu    sync.Mutex
 	accounts map[string]accountEntry
 	attempts *siwx.Budget
+	// presenters budgets, per client address, the re-sending of known payments never broadcast.
+	presenters *siwx.Budget
+
+	readyMu    sync.Mutex
+	readyErr   error
+	readyUntil time.Time
 }
 
-var _ api.Payments = (*Gate)(nil)
+var (
+	_ api.Payments         = (*Gate)(nil)
+	_ api.PaymentVerifier  = (*Gate)(nil)
+	_ api.ReadinessChecker = (*Gate)(nil)
+)
 
 // New returns a Gate. rates may be nil (every day pending).
 func New(cfg *x402.Config, r x402.RPC, st x402.SettlementStore, rates *x402.Rates, log *slog.Logger, now func() time.Time) (*Gate, error) {
@@ -66,7 +76,8 @@ func New(cfg *x402.Config, r x402.RPC, st x402.SettlementStore, rates *x402.Rate
 		return nil, err
 	}
 	return &Gate{cfg: cfg, ch: ch, ver: v, settler: s, rates: rates, rpc: r, log: log, now: now, accounts: map[string]accountEntry{},
-		attempts: siwx.NewBudget(DefaultPayerAttemptsPerMinute, time.Minute, now)}, nil
+		attempts:   siwx.NewBudget(DefaultPayerAttemptsPerMinute, time.Minute, now),
+		presenters: siwx.NewBudget(DefaultPayerAttemptsPerMinute, time.Minute, now)}, nil
 }
 
 // Network names the network payments are taken on (GET /criteria states it).
@@ -93,6 +104,14 @@ const ReasonPayerAttemptBudget = "payer_attempt_budget"
 
 // DefaultPayerAttemptsPerMinute is each payer wallet's payment-attempt budget per replica.
 const DefaultPayerAttemptsPerMinute = 30
+
+// AnswerReserve is the part of a request's deadline kept for the answer after settlement (the
+// audit, the ledger row and the report, or the 202 of a payment still unconfirmed).
+const AnswerReserve = 2 * time.Second
+
+// ReasonAddressAttemptBudget is the 429 reason of a client address re-sending too many known,
+// never-broadcast payments (a stranger's replays spend its own address's budget, never a payer's).
+const ReasonAddressAttemptBudget = "address_attempt_budget"
 
 // ReasonHeaderMalformed is the 400 reason of a PAYMENT-SIGNATURE that does not decode.
 const ReasonHeaderMalformed = "payment_header_malformed"
@@ -182,39 +201,53 @@ func (g *Gate) Require(c echo.Context, q api.Quote) (*api.Payment, error) {
 		}
 		return nil, err
 	}
-	// Payment attempts are budgeted per payer once the payload names it (fee-payer protection:
-	// each attempt may cost an RPC simulation, and a broadcast one a fee).
-	if ok, retry := g.attempts.Take(v.Payer.String()); !ok {
-		cors(c)
-		c.Response().Header().Set("Retry-After", strconv.Itoa(int(retry.Seconds())+1))
-		return nil, c.JSON(http.StatusTooManyRequests, PaymentError{Kind: "error", Error: ReasonPayerAttemptBudget,
-			Detail: "too many payment attempts by this payer wallet in the last minute; retry after the time in Retry-After"})
-	}
-	// A payment that already has a live settlement row is a resume (or a replay): only its
-	// payer, proving the wallet over a challenge bound to this transaction, gets anything.
-	if row, err := g.settler.Lookup(ctx, v); err == nil {
-		if (row.Status == x402.StatusSettled || row.Status == x402.StatusSubmitted) && q.ProveCaller != nil {
-			if err := q.ProveCaller(row.Payer, siwx.PurposeResumePrefix+row.TxSig); err != nil {
-				return nil, nil // answered: 401 with a challenge bound to resume:<transaction>
-			}
+	// What the header is decides whose budget it may spend: a transaction the store already
+	// knows (a replay, a resume, a duplicate) spends nothing of its payer's, because anyone can
+	// rebuild a broadcast transaction from the chain; only a new transaction, which only its
+	// payer can sign, spends the payer's attempt budget.
+	row, err := g.settler.Lookup(ctx, v)
+	switch {
+	case err == nil:
+		if done, err := g.known(c, q, v, row); done || err != nil {
+			return nil, err
 		}
-	} else if !errors.Is(err, x402.ErrSettlementNotFound) {
+	case errors.Is(err, x402.ErrSettlementNotFound):
+		if v.ChallengeExpired {
+			// Nothing new is reserved or broadcast on an expired challenge (and no budget spent).
+			g.log.Info("payment refused", "item", "C02", "reason", x402.ReasonChallengeExpired)
+			return nil, g.require402(c, q, x402.ReasonChallengeExpired, nil)
+		}
+		// Payment attempts are budgeted per payer (fee-payer protection: each attempt may cost
+		// an RPC simulation, and a broadcast one a fee).
+		if ok, retry := g.attempts.Take(v.Payer.String()); !ok {
+			return nil, g.throttled(c, ReasonPayerAttemptBudget, retry,
+				"too many payment attempts by this payer wallet in the last minute; retry after the time in Retry-After")
+		}
+	default:
 		return nil, g.unavailable(c, &x402.Unavailable{Item: "S18", Reason: "settlement_store_unavailable"}, v)
 	}
-	rc, err := g.settler.Settle(ctx, v)
+	// Settlement runs to a deadline counted from the request's start, short of the request's own
+	// by AnswerReserve: a broadcast payment is always answered (200 with the report, or 202 with
+	// its transaction) before the request runs out of time. It does not end when the client
+	// leaves: a payment that moved is recorded whatever happens to the connection.
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	if dl, ok := ctx.Deadline(); ok {
+		sctx, cancel = context.WithDeadline(context.WithoutCancel(ctx), dl.Add(-AnswerReserve))
+	}
+	defer cancel()
+	rc, err := g.settler.Settle(sctx, v)
 	if err != nil {
 		var rj *x402.Rejection
 		var un *x402.Unavailable
 		var th *x402.Throttled
+		var pz *x402.Paused
 		switch {
+		case errors.As(err, &pz):
+			return nil, g.paused(c, pz, v)
 		case errors.As(err, &th):
 			g.log.Info("payment throttled", "item", th.Item, "reason", th.Reason)
-			cors(c)
-			h := c.Response().Header()
-			h.Set("Retry-After", strconv.Itoa(int(th.RetryAfter.Seconds())+1))
-			h.Set("Cache-Control", "no-store")
-			return nil, c.JSON(http.StatusTooManyRequests, PaymentError{Kind: "error", Error: th.Reason,
-				Detail: "this payer wallet's failed transactions used up the fee budget of the last hour; nothing was broadcast or charged; retry after the time in Retry-After"})
+			return nil, g.throttled(c, th.Reason, th.RetryAfter,
+				"this payer wallet's failed transactions used up the fee budget of the last hour; nothing was broadcast or charged; retry after the time in Retry-After")
 		case errors.As(err, &rj):
 			g.log.Info("payment refused", "item", rj.Item, "reason", rj.Reason)
 			return nil, g.require402(c, q, rj.Reason, &x402.SettlementResponse{Success: false, ErrorReason: rj.Reason,
@@ -232,6 +265,13 @@ func (g *Gate) Require(c echo.Context, q api.Quote) (*api.Payment, error) {
 	fee := rc.FeeLamports
 	return &api.Payment{Payer: rc.Payer, TxID: rc.TxSig, FeeLamports: &fee, USDCUnits: int64(g.cfg.Price.Units),
 		CAD: store.CADBlock{Rate: cad.Rate, RateDate: cad.RateDate, Basis: cad.Basis, Pending: cad.Pending}, Handle: rc}, nil
+}
+
+// VerifiesOffline implements api.PaymentVerifier: the header decodes and passes the offline
+// checklist (an expired challenge still verifies: a resume carries one).
+func (g *Gate) VerifiesOffline(header string) bool {
+	_, err := g.ver.VerifyHeader(header)
+	return err == nil
 }
 
 // Settle implements api.Payments: one ledger row per payment (a resumed audit reuses it),
@@ -255,6 +295,82 @@ func (g *Gate) Settle(c echo.Context, p *api.Payment, entry store.LedgerEntry, a
 	c.Response().Header().Set(x402.HeaderPaymentResponse, sv)
 	cors(c)
 	return nil
+}
+
+// known handles a payment whose transaction the store already holds, and reports whether it
+// has answered. A transaction that was broadcast (submitted, settled, delivered, failed) is
+// answered only to its payer, proven over a challenge bound to resume:<transaction>: anyone else
+// gets the same 401 whatever the payment's state, and spends only the sign-in-with-x budget of
+// its own address. One never broadcast (reserved, released) may be sent again, work budgeted per
+// presenting address.
+func (g *Gate) known(c echo.Context, q api.Quote, v *x402.Verified, row *x402.Settlement) (bool, error) {
+	switch row.Status {
+	case x402.StatusReserved, x402.StatusReleased:
+		if v.ChallengeExpired {
+			g.log.Info("payment refused", "item", "C02", "reason", x402.ReasonChallengeExpired)
+			return true, g.require402(c, q, x402.ReasonChallengeExpired, nil)
+		}
+		if ok, retry := g.presenters.Take(c.RealIP()); !ok {
+			return true, g.throttled(c, ReasonAddressAttemptBudget, retry,
+				"too many re-sent payments from this client address in the last minute; retry after the time in Retry-After")
+		}
+		return false, nil
+	}
+	if q.ProveCaller != nil {
+		if err := q.ProveCaller(row.Payer, siwx.PurposeResumePrefix+row.TxSig); err != nil {
+			return true, nil // answered: 401 with a challenge bound to resume:<transaction>
+		}
+	}
+	if row.Status == x402.StatusFailed && row.Reason == x402.ReasonRefunded {
+		return true, g.refunded(c, row)
+	}
+	return false, nil
+}
+
+// Refunded is the 410 body of a resume of a refunded payment (schema/payment-refunded.schema.json):
+// the operator refunded it, so no report is owed and no new payment is asked for.
+type Refunded struct {
+	Kind        string `json:"kind"`
+	Status      string `json:"status"`
+	Transaction string `json:"transaction"`
+	Network     string `json:"network"`
+	Detail      string `json:"detail"`
+}
+
+// refunded answers 410 with the refunded payment's transaction and no PAYMENT-REQUIRED.
+func (g *Gate) refunded(c echo.Context, row *x402.Settlement) error {
+	g.log.Info("resume of a refunded payment")
+	cors(c)
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusGone, Refunded{Kind: "payment_refunded", Status: "refunded", Transaction: row.TxSig,
+		Network: row.Network, Detail: "this payment was refunded by the operator: no report is owed for it and nothing more is charged; do not pay again for it"})
+}
+
+// throttled answers 429 with Retry-After: nothing was broadcast, nothing charged.
+func (g *Gate) throttled(c echo.Context, reason string, retry time.Duration, detail string) error {
+	cors(c)
+	h := c.Response().Header()
+	h.Set("Retry-After", strconv.Itoa(int(retry.Seconds())+1))
+	h.Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusTooManyRequests, PaymentError{Kind: "error", Error: reason, Detail: detail})
+}
+
+// paused answers 503 payments_paused: the fee payer's global failed-fee budget is spent, so no
+// payment that needs the fee payer is taken until Retry-After; nothing was broadcast or charged.
+// Free pre-checks are not payments and keep working.
+func (g *Gate) paused(c echo.Context, pz *x402.Paused, v *x402.Verified) error {
+	g.log.Error("x402 tripwire: the fee payer's budget of lamports lost on failed transactions is spent; payments paused",
+		"reason", x402.ReasonPaymentsPaused, "retry_after_s", int(pz.RetryAfter.Seconds())+1)
+	h := c.Response().Header()
+	h.Set("Retry-After", strconv.Itoa(int(pz.RetryAfter.Seconds())+1))
+	h.Set("Cache-Control", "no-store")
+	if sv, err := x402.EncodeHeader(x402.SettlementResponse{Success: false, ErrorReason: x402.ReasonPaymentsPaused,
+		Network: g.cfg.Network.CAIP2, Payer: v.Payer.String()}); err == nil {
+		h.Set(x402.HeaderPaymentResponse, sv)
+	}
+	cors(c)
+	return c.JSON(http.StatusServiceUnavailable, PaymentError{Kind: "error", Error: x402.ReasonPaymentsPaused,
+		Detail: "paid audits are paused: failed transactions cost the fee payer its hourly budget; nothing was broadcast or charged; retry after the time in Retry-After"})
 }
 
 // unavailable answers 503: nothing was broadcast, nothing charged.
@@ -327,8 +443,36 @@ func (g *Gate) Delivered(ctx context.Context, p *api.Payment) {
 	}
 }
 
+// ReadyRPCTimeout bounds the readiness check's RPC read; ReadyCacheFor is how long its outcome
+// answers /readyz before the RPC is asked again (probes come every few seconds).
+const (
+	ReadyRPCTimeout = 2 * time.Second
+	ReadyCacheFor   = 5 * time.Second
+)
+
+// Ready implements api.ReadinessChecker: paid audits are ready while the payment network's RPC
+// answers (one getBlockHeight, its outcome kept ReadyCacheFor).
+func (g *Gate) Ready(ctx context.Context) error {
+	g.readyMu.Lock()
+	defer g.readyMu.Unlock()
+	if now := time.Now(); now.Before(g.readyUntil) {
+		return g.readyErr
+	}
+	ctx, cancel := context.WithTimeout(ctx, ReadyRPCTimeout)
+	defer cancel()
+	_, err := g.rpc.BlockHeight(ctx)
+	if err != nil {
+		err = errors.New("gate: the payment network's RPC does not answer")
+	}
+	g.readyErr, g.readyUntil = err, time.Now().Add(ReadyCacheFor)
+	return err
+}
+
 // HasTokenAccount implements api.WalletChecker: whether wallet's USDC associated token account
-// exists on the payment network (one RPC read, cached ten minutes).
+// exists on the payment network. A wallet with an account is read again every time (an account
+// closed since is not counted; each read follows a proof, which the caller's address budget
+// bounds); a wallet without one is remembered ten minutes (a storm of fresh keys costs one read
+// each).
 func (g *Gate) HasTokenAccount(ctx context.Context, wallet string) (bool, error) {
 	pk, err := solana.PublicKeyFromBase58(wallet)
 	if err != nil {
@@ -337,7 +481,7 @@ func (g *Gate) HasTokenAccount(ctx context.Context, wallet string) (bool, error)
 	g.accMu.Lock()
 	if e, ok := g.accounts[wallet]; ok && g.now().Before(e.until) {
 		g.accMu.Unlock()
-		return e.has, nil
+		return false, nil
 	}
 	g.accMu.Unlock()
 	ata, _, err := solana.FindAssociatedTokenAddress(pk, g.cfg.Network.USDCMint)
@@ -353,13 +497,17 @@ func (g *Gate) HasTokenAccount(ctx context.Context, wallet string) (bool, error)
 	if len(g.accounts) >= 100000 {
 		g.accounts = map[string]accountEntry{}
 	}
-	g.accounts[wallet] = accountEntry{has: has, until: g.now().Add(10 * time.Minute)}
+	if has {
+		delete(g.accounts, wallet)
+	} else {
+		g.accounts[wallet] = accountEntry{until: g.now().Add(10 * time.Minute)}
+	}
 	g.accMu.Unlock()
 	return has, nil
 }
 
+// accountEntry remembers a wallet seen without a token account until a time.
 type accountEntry struct {
-	has   bool
 	until time.Time
 }
 

@@ -54,6 +54,12 @@ func newRig(t *testing.T, ps *rules.ProgramSet, publicBase string) *rig {
 
 func newRigWith(t *testing.T, ps *rules.ProgramSet, publicBase string, ss x402.SettlementStore, rpc x402.RPC) *rig {
 	t.Helper()
+	return newRigConfig(t, ps, publicBase, ss, rpc, nil)
+}
+
+// newRigConfig is newRigWith with the API configuration changed by mod (when not nil).
+func newRigConfig(t *testing.T, ps *rules.ProgramSet, publicBase string, ss x402.SettlementStore, rpc x402.RPC, mod func(*api.Config)) *rig {
+	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "db.sqlite"))
 	if err != nil {
 		t.Fatal(err)
@@ -77,9 +83,13 @@ func newRigWith(t *testing.T, ps *rules.ProgramSet, publicBase string, ss x402.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := api.New(api.Config{Criteria: ps, Document: doc, Engine: engine.Engine{PS: ps}, Store: st,
+	ac := api.Config{Criteria: ps, Document: doc, Engine: engine.Engine{PS: ps}, Store: st,
 		Signer: sign.NewSigner(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, 32))), Payments: g,
-		PriceStatus: pr.Status, PublicBaseURL: publicBase, Metrics: metrics.New(), Now: now})
+		PriceStatus: pr.Status, PublicBaseURL: publicBase, Metrics: metrics.New(), Now: now}
+	if mod != nil {
+		mod(&ac)
+	}
+	srv, err := api.New(ac)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -153,9 +153,15 @@ func TestOnlyThePayerCollects(t *testing.T) {
 	if row, _ := ms.Get(context.Background(), sig); row.Status != x402.StatusDelivered {
 		t.Fatalf("settlement %s after delivery, want delivered", row.Status)
 	}
-	// Delivered closes the marker: the same payment again is duplicate_settlement, no audit,
-	// no second row.
+	// Delivered closes the marker. Anyone but the payer gets the same 401 as before delivery
+	// (the answer does not tell a stranger whether a report is still owed); the payer, proven
+	// again, gets duplicate_settlement; no audit, no second row.
 	rec = resume(mine)
+	if rec.Code != http.StatusUnauthorized || !bytes.Contains(rec.Body.Bytes(), []byte("caller_proof_replayed")) {
+		t.Fatalf("after delivery, a used proof: %d %s", rec.Code, rec.Body)
+	}
+	again, _ := siwx.Sign(challenge(resume("")), ed25519.PrivateKey(payerKey))
+	rec = resume(again)
 	if rec.Code != http.StatusPaymentRequired || !bytes.Contains(rec.Body.Bytes(), []byte(x402.ReasonDuplicateSettlement)) {
 		t.Fatalf("after delivery: %d %s", rec.Code, rec.Body)
 	}

@@ -272,5 +272,28 @@ func RunStoreSuite(t *testing.T, open func(t *testing.T) x402.SettlementStore) {
 			got[1].Lamports == nil || *got[1].Lamports != a || got[2].Lamports != nil {
 			t.Fatalf("failed fees %+v, want oldest first with the unknown fee as nil", got)
 		}
+		// Every payer's together (the fee payer's global budget): the other payer's row too.
+		all, err := st.FailedFees(ctx, "", now.Add(-time.Hour), 100)
+		if err != nil || len(all) != 4 || all[3].Lamports == nil || *all[3].Lamports != a || !all[3].At.Equal(now.Add(-time.Minute)) {
+			t.Fatalf("failed fees of every payer %+v %v, want f2, f1, f3, other", all, err)
+		}
+	})
+
+	// The amount a payment was made at is kept through reserve and update (a refund books it).
+	t.Run("amount_units", func(t *testing.T) {
+		st := open(t)
+		r := row("amt", "c-amt", now)
+		r.AmountUnits = 70000
+		if _, err := st.Reserve(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		r.Status = x402.StatusSubmitted
+		if ok, err := st.Update(ctx, r, x402.StatusReserved); err != nil || !ok {
+			t.Fatalf("update: %v %v", ok, err)
+		}
+		got, err := st.Get(ctx, "amt")
+		if err != nil || got.AmountUnits != 70000 || got.Status != x402.StatusSubmitted {
+			t.Fatalf("row %+v %v, want amount 70000 kept", got, err)
+		}
 	})
 }
