@@ -61,7 +61,19 @@ type handler struct {
 
 // New returns the /mcp handler over routes (the API's own handler): the signature
 // api.Config.MCP takes.
-func New(routes http.Handler, o api.MCPOptions) http.Handler {
+func New(routes http.Handler, o api.MCPOptions) http.Handler { return newHandler(routes, o, false) }
+
+// Handler is New, or with conformance set New plus ToolConformanceError: the one tool the MCP
+// conformance suite's tools-call-error scenario calls by name, which always answers a tool
+// error. Only the conformance run serves it (serve -mcp-conformance-tools).
+func Handler(conformance bool) func(http.Handler, api.MCPOptions) http.Handler {
+	return func(routes http.Handler, o api.MCPOptions) http.Handler { return newHandler(routes, o, conformance) }
+}
+
+// ToolConformanceError is the tool name the conformance suite's tools-call-error calls.
+const ToolConformanceError = "test_error_handling"
+
+func newHandler(routes http.Handler, o api.MCPOptions, conformance bool) http.Handler {
 	h := &handler{routes: routes, envelope: int64(o.BodyCap) + EnvelopeOverhead, behindProxy: o.BehindProxy}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "scope-hygiene", Title: "scope-hygiene audit", Version: version()}, &sdk.ServerOptions{
 		Instructions: "Audits the scope hygiene of one AI-agent memory-store export under memory-scope-hygiene/v1 " +
@@ -92,6 +104,13 @@ func New(routes http.Handler, o api.MCPOptions) http.Handler {
 		h.tool(ToolAudit, http.MethodPost, "/audit"))
 	for _, m := range o.Mounts {
 		h.addMount(srv, m)
+	}
+	if conformance {
+		srv.AddTool(&sdk.Tool{Name: ToolConformanceError, Description: "Always answers a tool error (the MCP conformance suite's tools-call-error).",
+			InputSchema: json.RawMessage(noArguments)},
+			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "This tool intentionally returns an error for testing"}}}, nil
+			})
 	}
 	// The DNS-rebinding guard is ServeHTTP's (a static answer, and off behind a proxy).
 	h.sdk = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{

@@ -153,7 +153,7 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 		Signer: signer, Payments: pay, PriceStatus: ps.Criteria().Price.Status, HouseToken: c.HouseToken, PublicBaseURL: c.PublicBaseURL, ProofKey: proofKey, ProofBudgetPerMinute: c.ProofBudget, Logger: logger, Metrics: m, TrustProxy: c.TrustProxy,
 		MaxInflightAudits: c.MaxInflightAudits, UnpaidAuditsPerMinute: c.UnpaidAuditsPerMinute, UnpaidAuditBurst: c.UnpaidAuditBurst,
 		RetryAfter: c.StoreRetryAfter, CORSOrigins: splitList(c.CORSOrigins), SeparateMetrics: c.MetricsAddr != "",
-		Page: web.Handler(), MCP: mcp.New, Mounts: mounts})
+		Page: web.Handler(), MCP: mcp.Handler(c.MCPConformanceTools), Mounts: mounts})
 	if err != nil {
 		return err
 	}
