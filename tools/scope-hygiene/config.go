@@ -33,7 +33,7 @@ type config struct {
 	TrustProxy       bool
 	// MCPConformanceTools adds the MCP conformance suite's error tool to /mcp (its CI run only).
 	MCPConformanceTools bool
-	LogLevel         string
+	LogLevel            string
 	// Limits of the service (docs/api.md, Limits).
 	MaxConns          int
 	MaxInflightAudits int
