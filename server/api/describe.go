@@ -15,10 +15,10 @@ import (
 // Machine-readable descriptions of the service: the OpenAPI document, the published JSON
 // Schemas it refers to, and the x402 bazaar discovery extension of the paid audit.
 
-// openAPI serves schema/openapi.json as embedded.
+// openAPI serves schema/openapi.json with its $refs relative to its served URL.
 func (s *Server) openAPI(c echo.Context) error {
 	c.Response().Header().Set("Cache-Control", "public, max-age=300")
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, schema.OpenAPI())
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, schema.ServedOpenAPI())
 }
 
 // schemaFile serves one published JSON Schema with its $id (and so the base of its relative

@@ -93,7 +93,8 @@ func template(p string) string {
 	return strings.Join(segs, "/")
 }
 
-// TestOpenAPIAndSchemasServed: GET /openapi.json is the embedded document; every schema it
+// TestOpenAPIAndSchemasServed: GET /openapi.json is the embedded document (its $refs relative to
+// its URL); every schema it
 // refers to is served at /schema/<name> with its $id moved to this service, so $refs resolve.
 func TestOpenAPIAndSchemasServed(t *testing.T) {
 	h := newHarness(t, sqliteStore(t), func(c *api.Config) { c.PublicBaseURL = "https://audit.example.com" })
@@ -102,7 +103,8 @@ func TestOpenAPIAndSchemasServed(t *testing.T) {
 		t.Fatalf("GET /openapi.json: %d", r.Status)
 	}
 	refs := map[string]bool{}
-	for _, part := range strings.Split(string(r.Body), `"$ref": "/schema/`)[1:] {
+	// Relative to /openapi.json: schema/<name> is /schema/<name>.
+	for _, part := range strings.Split(string(r.Body), `"$ref": "schema/`)[1:] {
 		refs[strings.SplitN(strings.SplitN(part, `"`, 2)[0], "#", 2)[0]] = true
 	}
 	if len(refs) < 10 {
@@ -138,8 +140,8 @@ func TestOpenAPIAndSchemasServed(t *testing.T) {
 			t.Errorf("served /schema/%s does not compile: %v", name, err)
 		}
 	}
-	if !bytes.Equal(r.Body, schema.OpenAPI()) {
-		t.Error("GET /openapi.json is not the embedded schema/openapi.json")
+	if !bytes.Equal(r.Body, schema.ServedOpenAPI()) {
+		t.Error("GET /openapi.json is not the embedded schema/openapi.json with its $refs relative to /openapi.json")
 	}
 	for _, bad := range []string{"/schema/nope.schema.json", "/schema/openapi.json", "/schema/..%2Fcriteria.yaml"} {
 		if s := h.do(http.MethodGet, bad, nil, nil); s.Status != http.StatusNotFound {

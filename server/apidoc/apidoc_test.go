@@ -1,10 +1,13 @@
 package apidoc
 
 import (
+	"bytes"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/scopehygiene/scope-hygiene/schema"
 )
 
 func TestDocumentLoadsAndValidates(t *testing.T) {
@@ -51,5 +54,33 @@ func TestCheckFailsWhatItMust(t *testing.T) {
 	}
 	if err := d.Check(httptest.NewRequest("POST", "/report", nil), 404, nil, []byte(`NOT COVERED`)); err != ErrNotDescribed {
 		t.Errorf("an undescribed path: %v, want ErrNotDescribed", err)
+	}
+}
+
+// TestRefsResolveFromBothPlaces: the repository's schema/openapi.json resolves every $ref from
+// where it lies (beside the schemas), and the served copy from /openapi.json (the schemas under
+// /schema/); neither holds a root-relative $ref, which a file on disk cannot resolve.
+func TestRefsResolveFromBothPlaces(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		doc  []byte
+		at   string
+	}{
+		{"repository file", schema.OpenAPI(), schema.RepoPath},
+		{"served copy", schema.ServedOpenAPI(), schema.ServedPath},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := LoadAt(tc.doc, tc.at); err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(tc.doc, []byte(`"$ref": "/`)) {
+				t.Error("a root-relative $ref")
+			}
+		})
+	}
+	// The repository's form does not resolve from the served URL, nor the reverse: the test
+	// tells the two apart.
+	if _, err := LoadAt(schema.OpenAPI(), schema.ServedPath); err == nil {
+		t.Error("the repository's file resolved from /openapi.json: the check cannot fail")
 	}
 }
