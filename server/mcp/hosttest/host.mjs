@@ -36,6 +36,13 @@ const bazaar = (ext) => {
   return { valid: v.valid, errors: v.errors ?? [], specValid: s.valid, specErrors: s.errors ?? [] };
 };
 const text = (res) => res.content?.[0]?.text ?? null;
+// keep saves a tool answer's text, which is the route's body as the service sent it, for the
+// type check of the generated OpenAPI types (hosttest_test.go).
+const keep = (name, res) => {
+  if (!text(res)) return;
+  fs.writeFileSync(path.join(outDir, `${name}.json`), text(res));
+  fs.writeFileSync(path.join(outDir, `${name}.status`), String(res._meta?.["scope-hygiene/http-status"] ?? 200));
+};
 
 const client = new Client({ name: "scope-hygiene-hosttest", version: "1.0.0" });
 await client.connect(new StreamableHTTPClientTransport(new URL(`${serverURL}/mcp`)));
@@ -51,6 +58,7 @@ await step("criteria", async () => {
 });
 await step("precheck", async () => {
   const res = await client.callTool({ name: "precheck", arguments: { export: exportDoc } });
+  keep("precheck", res);
   return { isError: !!res.isError, kind: res.structuredContent?.kind ?? null };
 });
 // A second pre-check within the free allowance's interval, and an export without records:
@@ -61,6 +69,7 @@ await step("precheckAgain", async () => {
 });
 await step("noRecords", async () => {
   const res = await client.callTool({ name: "audit", arguments: { export: { ...exportDoc, records: [] } } });
+  keep("refusal", res);
   return { isError: !!res.isError, rule: res.structuredContent?.rule ?? null };
 });
 
@@ -76,7 +85,7 @@ await step("paid", async () => {
   if (!required) throw new Error("no PaymentRequired to pay");
   const payload = await payer.createPaymentPayload(required);
   const res = await client.callTool({ name: "audit", arguments: { export: exportDoc }, _meta: { "x402/payment": payload } });
-  if (!res.isError) fs.writeFileSync(path.join(outDir, "report.json"), text(res));
+  if (!res.isError) keep("report", res);
   const settle = res._meta?.["x402/payment-response"] ?? null;
   return { isError: !!res.isError, kind: res.structuredContent?.kind ?? null, settled: settle?.success ?? null,
     transaction: settle?.transaction ?? null, body: res.isError ? text(res) : null };
@@ -87,6 +96,10 @@ await step("forgetEnvelope", async () => {
   const log = JSON.parse(fs.readFileSync(path.join(path.dirname(exportFile), "mutation-log.json"), "utf8"));
   const pre = await client.callTool({ name: "forget_envelope_precheck", arguments: { export: log } });
   const bad = await client.callTool({ name: "forget_envelope_audit", arguments: { export: { format: "mutation-log", events: [] } } });
+  const audit = await client.callTool({ name: "forget_envelope_audit", arguments: { export: log } });
+  keep("fe-precheck", pre);
+  keep("fe-refusal", bad);
+  keep("fe-interval", audit); // within the pre-check's interval: a refusal by rule id
   return { precheck: pre.structuredContent?.kind ?? null, preError: !!pre.isError, refusalRule: bad.structuredContent?.rule ?? null, badError: !!bad.isError };
 });
 
@@ -95,6 +108,7 @@ await step("httpBazaar", async () => {
   const res = await fetch(`${serverURL}/audit`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(exportDoc) });
   const pr = JSON.parse(Buffer.from(res.headers.get("payment-required") ?? "", "base64").toString("utf8") || "{}");
   fs.writeFileSync(path.join(outDir, "payment-required.json"), await res.text());
+  fs.writeFileSync(path.join(outDir, "payment-required.status"), String(res.status));
   return { status: res.status, bazaar: pr.extensions?.bazaar ? bazaar(pr.extensions.bazaar) : null };
 });
 

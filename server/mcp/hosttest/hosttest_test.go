@@ -337,4 +337,63 @@ func TestHosts(t *testing.T) {
 			t.Errorf("inspector tools/call audit (unpaid): %v\n%.800s", err, call)
 		}
 	})
+	t.Run("openapi_typescript_tsc", func(t *testing.T) { typeCheckAnswers(t, s.dir) })
+}
+
+// TestRedoclyLint: Redocly's recommended rules pass on schema/openapi.json as the repository
+// holds it, but for the rules redocly.yaml turns off, each with its reason.
+func TestRedoclyLint(t *testing.T) {
+	requireHostTest(t)
+	out, err := node(t, "npx", "--no-install", "redocly", "lint", "--config", "redocly.yaml", "--format", "summary",
+		filepath.Join(repoRoot(t), "schema", "openapi.json"))
+	if err != nil {
+		t.Fatalf("redocly lint: %v\n%s", err, out)
+	}
+}
+
+// answers are the bodies host.mjs saved (each the route's body as sent), by the operation whose
+// responses type them.
+var answers = []struct{ file, path, method string }{
+	{"report", "/audit", "post"},
+	{"precheck", "/precheck", "post"},
+	{"refusal", "/audit", "post"},
+	{"payment-required", "/audit", "post"},
+	{"fe-precheck", "/v1/forget-envelope/precheck", "post"},
+	{"fe-refusal", "/v1/forget-envelope/audit", "post"},
+	{"fe-interval", "/v1/forget-envelope/audit", "post"},
+}
+
+// typeCheckAnswers generates TypeScript types from schema/openapi.json with openapi-typescript
+// (its CLI, as a caller runs it) and compiles, with tsc --noEmit --strict, each real answer
+// assigned as a literal to the type of its operation's response for its status (so a member the
+// type lacks, or one it requires that the answer lacks, fails).
+func typeCheckAnswers(t *testing.T, dir string) {
+	ts := filepath.Join(dir, "ts")
+	os.MkdirAll(ts, 0o755)
+	if out, err := node(t, "npx", "--no-install", "openapi-typescript", filepath.Join(repoRoot(t), "schema", "openapi.json"),
+		"-o", filepath.Join(ts, "api.ts")); err != nil {
+		t.Fatalf("openapi-typescript: %v\n%s", err, out)
+	}
+	var src strings.Builder
+	src.WriteString("import type { paths } from \"./api\";\n\n" +
+		"// openapi-typescript emits each published schema's $defs as a member; a body has none.\n" +
+		"type Body<T> = T extends unknown ? Omit<T, \"$defs\"> : never;\n\n")
+	for i, a := range answers {
+		body, err := os.ReadFile(filepath.Join(dir, a.file+".json"))
+		if err != nil {
+			t.Fatalf("no captured %s answer: %v", a.file, err)
+		}
+		status, err := os.ReadFile(filepath.Join(dir, a.file+".status"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&src, "export const answer%d: Body<paths[%q][%q][\"responses\"][%s][\"content\"][\"application/json\"]> = %s;\n\n",
+			i, a.path, a.method, strings.TrimSpace(string(status)), body)
+	}
+	os.WriteFile(filepath.Join(ts, "answers.ts"), []byte(src.String()), 0o600)
+	os.WriteFile(filepath.Join(ts, "tsconfig.json"), []byte(`{"compilerOptions":{"strict":true,"noEmit":true,"target":"es2022",`+
+		`"module":"es2022","moduleResolution":"bundler","skipLibCheck":true},"files":["answers.ts"]}`), 0o600)
+	if out, err := node(t, "npx", "--no-install", "tsc", "-p", filepath.Join(ts, "tsconfig.json")); err != nil {
+		t.Errorf("tsc --noEmit on the generated types and the captured answers: %v\n%s", err, out)
+	}
 }
