@@ -149,3 +149,46 @@ func TestOpenAPIAndSchemasServed(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryRouteLabelled: every operation of schema/openapi.json, the second rule set's routes,
+// GET / and /criteria/index among them, is counted in /metrics under its route template, never
+// as unmatched.
+func TestEveryRouteLabelled(t *testing.T) {
+	page := func(c *api.Config) {
+		c.Page, c.MCP = web.Handler(), mcp.New
+	}
+	h := newHarness(t, sqliteStore(t), withForgetEnvelope(t), page)
+	d, err := apidoc.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, op := range d.Operations() {
+		p := strings.NewReplacer("{name}", "report.schema.json", "{path}", "app.js").Replace(op.Path)
+		var body []byte
+		if op.Method == http.MethodPost {
+			body = []byte(`{}`)
+		}
+		h.do(op.Method, p, body, nil)
+		want[strings.NewReplacer("{name}", ":name", "{path}", "*").Replace(op.Path)] = true
+	}
+	m := h.metricsText()
+	if strings.Contains(m, `route="unmatched"`) {
+		t.Errorf("a described route is counted as unmatched:\n%s", grepLines(m, `route="unmatched"`))
+	}
+	for r := range want {
+		if !strings.Contains(m, `route="`+r+`"`) {
+			t.Errorf("no requests counted under route %q", r)
+		}
+	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

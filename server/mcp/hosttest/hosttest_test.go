@@ -135,6 +135,7 @@ func start(t *testing.T) *stack {
 		"SCOPE_HYGIENE_X402_RPC_URL="+s.serverRPC, "SCOPE_HYGIENE_X402_FEE_PAYER_FILE="+feeFile,
 		"SCOPE_HYGIENE_X402_PAY_TO="+payTo.String(), "SCOPE_HYGIENE_X402_CHALLENGE_KEY="+hex.EncodeToString(bytes.Repeat([]byte{7}, 32)),
 		"SCOPE_HYGIENE_X402_RATES_CSV="+rates)
+	srv.Dir = s.dir // what the binary writes beside itself (var/) stays in the temporary directory
 	out, _ := srv.StdoutPipe()
 	srv.Stderr = os.Stderr
 	if err := srv.Start(); err != nil {
