@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -82,5 +85,42 @@ func TestRefsResolveFromBothPlaces(t *testing.T) {
 	// tells the two apart.
 	if _, err := LoadAt(schema.OpenAPI(), schema.ServedPath); err == nil {
 		t.Error("the repository's file resolved from /openapi.json: the check cannot fail")
+	}
+}
+
+// docPath is a path a docs/api.md heading names after its method ("## GET /criteria (free)").
+var docPath = regexp.MustCompile(`\b(?:GET|HEAD|POST|OPTIONS) (/[^\s,()]*)`)
+
+// TestDocsCoverEveryPath: the headings of docs/api.md name exactly the paths of the OpenAPI
+// document, each after its method: a path added to one and not the other fails.
+func TestDocsCoverEveryPath(t *testing.T) {
+	d, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join("..", "..", "docs", "api.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]bool{}
+	for _, line := range strings.Split(string(md), "\n") {
+		if !strings.HasPrefix(line, "## ") && !strings.HasPrefix(line, "### ") {
+			continue
+		}
+		for _, m := range docPath.FindAllStringSubmatch(line, -1) {
+			documented[m[1]] = true
+		}
+	}
+	described := map[string]bool{}
+	for p := range d.T.Paths.Map() {
+		described[p] = true
+		if !documented[p] {
+			t.Errorf("docs/api.md has no heading for %s, a path of schema/openapi.json", p)
+		}
+	}
+	for p := range documented {
+		if !described[p] {
+			t.Errorf("docs/api.md has a heading for %s, which schema/openapi.json does not describe", p)
+		}
 	}
 }
