@@ -8,7 +8,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v node >/dev/null 2>&1 || { echo "node-checks: node is required (v20+) and was not found" >&2; exit 1; }
 command -v npm >/dev/null 2>&1 || { echo "node-checks: npm is required and was not found" >&2; exit 1; }
-(cd server/mcp/hosttest && npm ci --no-audit --no-fund --loglevel=error)
+# npm ci (a clean install from the lockfile) unless this lockfile is already what is installed:
+# the install takes most of this script's time.
+(cd server/mcp/hosttest && {
+  sum=$(sha256sum package-lock.json | cut -d' ' -f1)
+  if [ "$(cat node_modules/.installed-lock-sha256 2>/dev/null)" != "$sum" ]; then
+    npm ci --no-audit --no-fund --loglevel=error && echo "$sum" >node_modules/.installed-lock-sha256
+  fi
+})
 if [ ! -d server/x402/e2e/node_modules/litesvm ]; then
   # As scripts/x402-e2e.sh installs it (npm install from the lockfile when npm ci refuses
   # litesvm's unpublished optional binaries).
