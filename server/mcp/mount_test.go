@@ -3,7 +3,9 @@ package mcp_test
 import (
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/scopehygiene/scope-hygiene/rules"
 	"github.com/scopehygiene/scope-hygiene/server/api"
@@ -96,4 +98,27 @@ func TestForgetEnvelopeTools(t *testing.T) {
 		t.Fatalf("%s: %s", aud, structured(t, a))
 	}
 	validate(t, "forget-envelope-report.schema.json", structured(t, a))
+}
+
+// TestForgetEnvelopeCanariesNeverLeave: key names, scope values, principals and values of a log
+// given to the second rule set's tools appear in no result, HTTP answer or log line, whether the
+// log is answered or refused.
+func TestForgetEnvelopeCanariesNeverLeave(t *testing.T) {
+	r := newRig(t, withForgetEnvelope(t))
+	s := r.session(nil)
+	const canary = "FECANARY51b0"
+	good := strings.NewReplacer(`"k1"`, `"`+canary+`"`, `"t1"`, `"`+canary+`t"`, `"p-owner"`, `"`+canary+`p"`, `"v"`, `"`+canary+`v"`).Replace(mutationLog)
+	broken := strings.Replace(good, `"snapshot":[]`, `"snapshot":[{"key":"`+canary+`"}]`, 1)
+	for i, export := range []string{good, broken, `{"format":"` + canary + `","events":[]}`} {
+		for _, tool := range []string{mcp.MountTool("/v1/forget-envelope", mcp.ToolPrecheck), mcp.MountTool("/v1/forget-envelope", mcp.ToolAudit)} {
+			res := call(t, s, tool, exportArgs(export), nil)
+			if b, _ := json.Marshal(res); strings.Contains(string(b), canary) {
+				t.Errorf("log %d, %s: the result carries the canary: %.300s", i, tool, b)
+			}
+		}
+	}
+	time.Sleep(10 * time.Millisecond)
+	if strings.Contains(r.seen.String(), canary) || strings.Contains(r.logs.String(), canary) {
+		t.Error("an HTTP answer or a log line carried the canary")
+	}
 }
