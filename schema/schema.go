@@ -5,8 +5,10 @@ package schema
 import (
 	"embed"
 	"io/fs"
+	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 //go:embed *.json
@@ -27,6 +29,24 @@ func OpenAPI() []byte {
 	}
 	return b
 }
+
+// ServedPath is the URL path of the served OpenAPI document; RepoPath is where the repository
+// keeps it, beside the schemas it refers to.
+const (
+	ServedPath = "/openapi.json"
+	RepoPath   = "/schema/openapi.json"
+)
+
+// schemaRef is a $ref to a published schema relative to the repository's openapi.json.
+var schemaRef = regexp.MustCompile(`("\$ref":\s*")([A-Za-z0-9_-]+\.schema\.json)`)
+
+// ServedOpenAPI is the OpenAPI document as GET /openapi.json serves it. Its $refs are relative in
+// both places: the repository's file names its sibling (report.schema.json), the served copy
+// names the same file under /schema/ (schema/report.schema.json), where GET /schema/{name}
+// serves it.
+var ServedOpenAPI = sync.OnceValue(func() []byte {
+	return schemaRef.ReplaceAll(OpenAPI(), []byte("${1}schema/${2}"))
+})
 
 // Names lists the published JSON Schemas by file name (e.g. "report.schema.json"), sorted.
 func Names() []string {

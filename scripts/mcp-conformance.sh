@@ -19,7 +19,9 @@ cleanup() {
 }
 trap cleanup EXIT
 go build -o "$work/scope-hygiene" ./tools/scope-hygiene
-SCOPE_HYGIENE_ADDR=127.0.0.1:0 SCOPE_HYGIENE_STORE="sqlite:$work/db.sqlite" SCOPE_HYGIENE_KEY_FILE="$work/sign.pem" \
+# -mcp-conformance-tools adds test_error_handling, the tool tools-call-error calls by name: our
+# own tools' errors are isError results too, but the scenario knows only the reference names.
+SCOPE_HYGIENE_MCP_CONFORMANCE_TOOLS=true SCOPE_HYGIENE_ADDR=127.0.0.1:0 SCOPE_HYGIENE_STORE="sqlite:$work/db.sqlite" SCOPE_HYGIENE_KEY_FILE="$work/sign.pem" \
   "$work/scope-hygiene" serve >"$work/serve.log" 2>&1 &
 server_pid=$!
 addr=""

@@ -31,3 +31,4 @@ SCOPE_HYGIENE_SERVICES_STARTED=1 scripts/faults.sh
 echo "== x402 end to end (node + LiteSVM)"
 scripts/x402-e2e.sh
 echo "== MCP conformance (npm @modelcontextprotocol/conformance against the real binary)" && scripts/mcp-conformance.sh
+echo "== node checks (MCP TypeScript SDK host and Inspector CLI, x402 discovery, Redocly, openapi-typescript + tsc)" && scripts/node-checks.sh

@@ -297,7 +297,7 @@ func New(cfg Config) (*Server, error) {
 	e.POST("/audit", s.audit, s.shedAudit)
 	if cfg.MCP != nil {
 		e.POST("/mcp", echo.WrapHandler(cfg.MCP(e, MCPOptions{BodyCap: cfg.Criteria.BodyCap(),
-			BehindProxy: cfg.TrustProxy || cfg.PublicBaseURL != ""})))
+			BehindProxy: cfg.TrustProxy || cfg.PublicBaseURL != "", Mounts: mcpMounts(cfg.Mounts)})))
 	}
 	if cfg.Page != nil {
 		e.GET("/", echo.WrapHandler(cfg.Page))

@@ -15,10 +15,10 @@ import (
 // Machine-readable descriptions of the service: the OpenAPI document, the published JSON
 // Schemas it refers to, and the x402 bazaar discovery extension of the paid audit.
 
-// openAPI serves schema/openapi.json as embedded.
+// openAPI serves schema/openapi.json with its $refs relative to its served URL.
 func (s *Server) openAPI(c echo.Context) error {
 	c.Response().Header().Set("Cache-Control", "public, max-age=300")
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, schema.OpenAPI())
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, schema.ServedOpenAPI())
 }
 
 // schemaFile serves one published JSON Schema with its $id (and so the base of its relative
@@ -40,6 +40,29 @@ type MCPOptions struct {
 	// BehindProxy is set when the service runs behind a proxy (a public base URL or a trusted
 	// proxy is configured): requests then arrive on loopback with the public Host.
 	BehindProxy bool
+	// Mounts are the further criteria served beside the primary one (Config.Mounts).
+	Mounts []MCPMount
+}
+
+// MCPMount is what the /mcp endpoint offers tools for of one further criteria: its document at
+// GET /criteria/<ID>, its POST <Prefix>/precheck and <Prefix>/audit.
+type MCPMount struct {
+	ID, Prefix string
+	// Paid is set when its audit asks for an x402 payment (a priced criteria with payments on).
+	Paid bool
+}
+
+// mcpMounts is the MCP view of the configured mounts.
+func mcpMounts(ms []Mount) []MCPMount {
+	out := make([]MCPMount, 0, len(ms))
+	for _, m := range ms {
+		if m.Criteria == nil {
+			continue
+		}
+		_, free := m.Payments.(NoPayments)
+		out = append(out, MCPMount{ID: m.Criteria.ID(), Prefix: m.Prefix, Paid: m.Payments != nil && !free && m.Criteria.PriceUnits() > 0})
+	}
+	return out
 }
 
 type mcpToolKey struct{}
@@ -82,13 +105,13 @@ func (s *Server) auditDiscovery(c echo.Context) map[string]any {
 		"required": []any{"type"}}
 	var input, inputSchema map[string]any
 	if tool := MCPTool(c.Request().Context()); tool != "" {
-		input = map[string]any{"type": "mcp", "tool": tool, "description": "one scope-hygiene audit of one memory-store export: a signed report of five factors, no composite score",
+		input = map[string]any{"type": "mcp", "toolName": tool, "description": "one scope-hygiene audit of one memory-store export: a signed report of five factors, no composite score",
 			"transport": "streamable-http", "inputSchema": mcpInputSchema(), "example": map[string]any{"export": discoveryExample}}
 		inputSchema = map[string]any{"type": "object", "properties": map[string]any{
-			"type": map[string]any{"type": "string", "const": "mcp"}, "tool": map[string]any{"type": "string"},
+			"type": map[string]any{"type": "string", "const": "mcp"}, "toolName": map[string]any{"type": "string"},
 			"description": map[string]any{"type": "string"}, "transport": map[string]any{"type": "string", "enum": []any{"streamable-http", "sse"}},
 			"inputSchema": map[string]any{"type": "object"}, "example": map[string]any{"type": "object"}},
-			"required": []any{"type", "tool", "inputSchema"}, "additionalProperties": false}
+			"required": []any{"type", "toolName", "inputSchema"}, "additionalProperties": false}
 	} else {
 		input = map[string]any{"type": "http", "method": http.MethodPost, "bodyType": "json", "body": discoveryExample}
 		inputSchema = map[string]any{"type": "object", "properties": map[string]any{
@@ -106,13 +129,15 @@ func (s *Server) auditDiscovery(c echo.Context) map[string]any {
 	}
 }
 
-// mcpInputSchema is the published input schema of the tools that take an export.
+// mcpInputSchema is the published input schema of the tools that take an export, as the tool
+// lists it: without the $id, which names no address a caller can fetch.
 func mcpInputSchema() map[string]any {
 	b, ok := schema.Get(MCPInputSchema)
 	var v map[string]any
 	if !ok || json.Unmarshal(b, &v) != nil {
 		panic("api: embedded " + MCPInputSchema + " unreadable") // a build defect
 	}
+	delete(v, "$id")
 	return v
 }
 

@@ -9,17 +9,22 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// route is the metric/log label of a request: the matched route template, "not_covered" for a
-// POST the criteria do not publish, "unmatched" otherwise. Never the raw path.
+// route is the metric/log label of a request: the matched route template (every registered
+// route, a further criteria's too), "not_covered" for a POST the criteria do not publish,
+// "unmatched" otherwise. Never a raw path a caller chose.
 func route(c echo.Context) string {
 	if r, ok := c.Get(keyRoute).(string); ok {
+		if isSchemaPath(r) {
+			return "/schema/:name" // a method fallback names the published path it answered
+		}
 		return r
 	}
 	switch p := c.Path(); p {
-	case "/criteria", "/healthz", "/livez", "/readyz", "/metrics", "/precheck", "/audit", "/mcp", "/openapi.json", "/schema/:name":
+	case "", "/*":
+		return routeNone
+	default:
 		return p
 	}
-	return routeNone
 }
 
 // observe logs one JSON line per request (method, route, status, duration, refusal rule id) and

@@ -93,7 +93,8 @@ func template(p string) string {
 	return strings.Join(segs, "/")
 }
 
-// TestOpenAPIAndSchemasServed: GET /openapi.json is the embedded document; every schema it
+// TestOpenAPIAndSchemasServed: GET /openapi.json is the embedded document (its $refs relative to
+// its URL); every schema it
 // refers to is served at /schema/<name> with its $id moved to this service, so $refs resolve.
 func TestOpenAPIAndSchemasServed(t *testing.T) {
 	h := newHarness(t, sqliteStore(t), func(c *api.Config) { c.PublicBaseURL = "https://audit.example.com" })
@@ -102,7 +103,8 @@ func TestOpenAPIAndSchemasServed(t *testing.T) {
 		t.Fatalf("GET /openapi.json: %d", r.Status)
 	}
 	refs := map[string]bool{}
-	for _, part := range strings.Split(string(r.Body), `"$ref": "/schema/`)[1:] {
+	// Relative to /openapi.json: schema/<name> is /schema/<name>.
+	for _, part := range strings.Split(string(r.Body), `"$ref": "schema/`)[1:] {
 		refs[strings.SplitN(strings.SplitN(part, `"`, 2)[0], "#", 2)[0]] = true
 	}
 	if len(refs) < 10 {
@@ -138,12 +140,55 @@ func TestOpenAPIAndSchemasServed(t *testing.T) {
 			t.Errorf("served /schema/%s does not compile: %v", name, err)
 		}
 	}
-	if !bytes.Equal(r.Body, schema.OpenAPI()) {
-		t.Error("GET /openapi.json is not the embedded schema/openapi.json")
+	if !bytes.Equal(r.Body, schema.ServedOpenAPI()) {
+		t.Error("GET /openapi.json is not the embedded schema/openapi.json with its $refs relative to /openapi.json")
 	}
 	for _, bad := range []string{"/schema/nope.schema.json", "/schema/openapi.json", "/schema/..%2Fcriteria.yaml"} {
 		if s := h.do(http.MethodGet, bad, nil, nil); s.Status != http.StatusNotFound {
 			t.Errorf("GET %s: %d, want 404", bad, s.Status)
 		}
 	}
+}
+
+// TestEveryRouteLabelled: every operation of schema/openapi.json, the second rule set's routes,
+// GET / and /criteria/index among them, is counted in /metrics under its route template, never
+// as unmatched.
+func TestEveryRouteLabelled(t *testing.T) {
+	page := func(c *api.Config) {
+		c.Page, c.MCP = web.Handler(), mcp.New
+	}
+	h := newHarness(t, sqliteStore(t), withForgetEnvelope(t), page)
+	d, err := apidoc.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, op := range d.Operations() {
+		p := strings.NewReplacer("{name}", "report.schema.json", "{path}", "app.js").Replace(op.Path)
+		var body []byte
+		if op.Method == http.MethodPost {
+			body = []byte(`{}`)
+		}
+		h.do(op.Method, p, body, nil)
+		want[strings.NewReplacer("{name}", ":name", "{path}", "*").Replace(op.Path)] = true
+	}
+	m := h.metricsText()
+	if strings.Contains(m, `route="unmatched"`) {
+		t.Errorf("a described route is counted as unmatched:\n%s", grepLines(m, `route="unmatched"`))
+	}
+	for r := range want {
+		if !strings.Contains(m, `route="`+r+`"`) {
+			t.Errorf("no requests counted under route %q", r)
+		}
+	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -38,14 +38,19 @@ var (
 	errLd  error
 )
 
-// Load loads and validates schema/openapi.json, resolving its $refs to /schema/<name> from the
-// embedded published schemas (once per process).
+// Load loads and validates schema/openapi.json as the repository holds it (at /schema/openapi.json,
+// its relative $refs naming its siblings), resolving them from the embedded published schemas
+// (once per process).
 func Load() (*Doc, error) {
 	once.Do(func() { loaded, errLd = load() })
 	return loaded, errLd
 }
 
-func load() (*Doc, error) {
+func load() (*Doc, error) { return LoadAt(schema.OpenAPI(), schema.RepoPath) }
+
+// LoadAt loads and validates an OpenAPI document b found at URL path at: its $refs must resolve,
+// relative to at, to a published schema under /schema/.
+func LoadAt(b []byte, at string) (*Doc, error) {
 	l := openapi3.NewLoader()
 	l.IsExternalRefsAllowed = true
 	l.ReadFromURIFunc = func(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
@@ -59,7 +64,7 @@ func load() (*Doc, error) {
 		}
 		return b, nil
 	}
-	t, err := l.LoadFromDataWithPath(schema.OpenAPI(), &url.URL{Path: "/openapi.json"})
+	t, err := l.LoadFromDataWithPath(b, &url.URL{Path: at})
 	if err != nil {
 		return nil, fmt.Errorf("apidoc: load openapi.json: %w", err)
 	}

@@ -1,10 +1,16 @@
 package apidoc
 
 import (
+	"bytes"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/scopehygiene/scope-hygiene/schema"
 )
 
 func TestDocumentLoadsAndValidates(t *testing.T) {
@@ -51,5 +57,70 @@ func TestCheckFailsWhatItMust(t *testing.T) {
 	}
 	if err := d.Check(httptest.NewRequest("POST", "/report", nil), 404, nil, []byte(`NOT COVERED`)); err != ErrNotDescribed {
 		t.Errorf("an undescribed path: %v, want ErrNotDescribed", err)
+	}
+}
+
+// TestRefsResolveFromBothPlaces: the repository's schema/openapi.json resolves every $ref from
+// where it lies (beside the schemas), and the served copy from /openapi.json (the schemas under
+// /schema/); neither holds a root-relative $ref, which a file on disk cannot resolve.
+func TestRefsResolveFromBothPlaces(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		doc  []byte
+		at   string
+	}{
+		{"repository file", schema.OpenAPI(), schema.RepoPath},
+		{"served copy", schema.ServedOpenAPI(), schema.ServedPath},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := LoadAt(tc.doc, tc.at); err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(tc.doc, []byte(`"$ref": "/`)) {
+				t.Error("a root-relative $ref")
+			}
+		})
+	}
+	// The repository's form does not resolve from the served URL, nor the reverse: the test
+	// tells the two apart.
+	if _, err := LoadAt(schema.OpenAPI(), schema.ServedPath); err == nil {
+		t.Error("the repository's file resolved from /openapi.json: the check cannot fail")
+	}
+}
+
+// docPath is a path a docs/api.md heading names after its method ("## GET /criteria (free)").
+var docPath = regexp.MustCompile(`\b(?:GET|HEAD|POST|OPTIONS) (/[^\s,()]*)`)
+
+// TestDocsCoverEveryPath: the headings of docs/api.md name exactly the paths of the OpenAPI
+// document, each after its method: a path added to one and not the other fails.
+func TestDocsCoverEveryPath(t *testing.T) {
+	d, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join("..", "..", "docs", "api.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]bool{}
+	for _, line := range strings.Split(string(md), "\n") {
+		if !strings.HasPrefix(line, "## ") && !strings.HasPrefix(line, "### ") {
+			continue
+		}
+		for _, m := range docPath.FindAllStringSubmatch(line, -1) {
+			documented[m[1]] = true
+		}
+	}
+	described := map[string]bool{}
+	for p := range d.T.Paths.Map() {
+		described[p] = true
+		if !documented[p] {
+			t.Errorf("docs/api.md has no heading for %s, a path of schema/openapi.json", p)
+		}
+	}
+	for p := range documented {
+		if !described[p] {
+			t.Errorf("docs/api.md has a heading for %s, which schema/openapi.json does not describe", p)
+		}
 	}
 }

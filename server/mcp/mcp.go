@@ -17,13 +17,13 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"path"
 	"runtime/debug"
 	"strconv"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/scopehygiene/scope-hygiene/schema"
 	"github.com/scopehygiene/scope-hygiene/server/api"
 )
 
@@ -61,34 +61,57 @@ type handler struct {
 
 // New returns the /mcp handler over routes (the API's own handler): the signature
 // api.Config.MCP takes.
-func New(routes http.Handler, o api.MCPOptions) http.Handler {
+func New(routes http.Handler, o api.MCPOptions) http.Handler { return newHandler(routes, o, false) }
+
+// Handler is New, or with conformance set New plus ToolConformanceError: the one tool the MCP
+// conformance suite's tools-call-error scenario calls by name, which always answers a tool
+// error. Only the conformance run serves it (serve -mcp-conformance-tools).
+func Handler(conformance bool) func(http.Handler, api.MCPOptions) http.Handler {
+	return func(routes http.Handler, o api.MCPOptions) http.Handler { return newHandler(routes, o, conformance) }
+}
+
+// ToolConformanceError is the tool name the conformance suite's tools-call-error calls.
+const ToolConformanceError = "test_error_handling"
+
+func newHandler(routes http.Handler, o api.MCPOptions, conformance bool) http.Handler {
 	h := &handler{routes: routes, envelope: int64(o.BodyCap) + EnvelopeOverhead, behindProxy: o.BehindProxy}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "scope-hygiene", Title: "scope-hygiene audit", Version: version()}, &sdk.ServerOptions{
-		Instructions: "Audits the scope hygiene of one AI-agent memory-store export under memory-scope-hygiene/v1. " +
+		Instructions: "Audits the scope hygiene of one AI-agent memory-store export under memory-scope-hygiene/v1 " +
+			"(and, with the tools named <rule set>_criteria, _precheck and _audit, under each further rule set the service publishes). " +
 			"criteria: the published criteria, price and signing key (free). precheck: validate an export and see which factors are assessable (free). " +
 			"audit: the signed report of five factors, paid per call with x402 (USDC on Solana): the first call answers the PaymentRequired; " +
 			"retry with the PaymentPayload in _meta[\"x402/payment\"]. No composite score exists.",
 	})
-	exportIn := mustSchema(api.MCPInputSchema)
+	exportIn := must(toolInputSchema(api.MCPInputSchema))
 	srv.AddTool(&sdk.Tool{Name: ToolCriteria, Title: "Published criteria",
 		Description:  "The published criteria document (GET /criteria): criteria id, revision and digest, the report-signing key, the price and the payment network. Free.",
-		InputSchema:  json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
-		OutputSchema: mustSchema("criteria-document.schema.json"),
+		InputSchema:  json.RawMessage(noArguments),
+		OutputSchema: must(toolOutputSchema(http.MethodGet, "/criteria", false)),
 		Annotations:  &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}},
 		h.tool(ToolCriteria, http.MethodGet, "/criteria"))
 	srv.AddTool(&sdk.Tool{Name: ToolPrecheck, Title: "Free pre-check of an export",
 		Description: "Validates one memory-store export and states which of the five factors are assessable for its family and form (POST /precheck); signed. " +
 			"Free within the daily allowance. A caller wallet named in the export is proven with _meta[\"x402/sign-in-with-x\"].",
-		InputSchema: exportIn, OutputSchema: mustSchema("precheck.schema.json"),
+		InputSchema: exportIn, OutputSchema: must(toolOutputSchema(http.MethodPost, "/precheck", false)),
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}},
 		h.tool(ToolPrecheck, http.MethodPost, "/precheck"))
 	srv.AddTool(&sdk.Tool{Name: ToolAudit, Title: "Paid audit of an export",
 		Description: "The signed scope-hygiene report of one memory-store export (POST /audit): scope presence, unscoped rate, cross-scope identical-content clusters, scope conflicts and duplicates, each stated on its own; " +
 			"a factor the export cannot support is NOT ASSESSABLE with its reason. Paid per call with x402 v2 (exact, USDC on Solana): " +
 			"an unpaid call answers isError with the PaymentRequired; pay in _meta[\"x402/payment\"]; the settlement is in the result's _meta[\"x402/payment-response\"].",
-		InputSchema: exportIn, OutputSchema: mustSchema("report.schema.json"),
+		InputSchema: exportIn, OutputSchema: must(toolOutputSchema(http.MethodPost, "/audit", true)),
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: false, OpenWorldHint: ptr(false)}},
 		h.tool(ToolAudit, http.MethodPost, "/audit"))
+	for _, m := range o.Mounts {
+		h.addMount(srv, m)
+	}
+	if conformance {
+		srv.AddTool(&sdk.Tool{Name: ToolConformanceError, Description: "Always answers a tool error (the MCP conformance suite's tools-call-error).",
+			InputSchema: json.RawMessage(noArguments)},
+			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "This tool intentionally returns an error for testing"}}}, nil
+			})
+	}
 	// The DNS-rebinding guard is ServeHTTP's (a static answer, and off behind a proxy).
 	h.sdk = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
 		Stateless: true, JSONResponse: true, MaxRequestBodyBytes: h.envelope, DisableLocalhostProtection: true})
@@ -303,11 +326,13 @@ func translate(rec *recorder) *sdk.CallToolResult {
 	return res
 }
 
-// argumentError is the tool error of arguments without an export object.
+// argumentError is the tool error of arguments without an export object: a static error (its
+// structuredContent meets error.schema.json), the sentence that explains it in a second text.
 func argumentError() *sdk.CallToolResult {
-	b, _ := json.Marshal(map[string]any{"kind": "error", "error": "Invalid arguments", "detail": "arguments must be an object with an export member that is a JSON object"})
-	return &sdk.CallToolResult{IsError: true, StructuredContent: json.RawMessage(b), Content: []sdk.Content{&sdk.TextContent{Text: string(b)}},
-		Meta: sdk.Meta{MetaHTTPStatus: http.StatusBadRequest}}
+	b, _ := json.Marshal(map[string]any{"kind": "error", "error": "Invalid arguments"})
+	return &sdk.CallToolResult{IsError: true, StructuredContent: json.RawMessage(b),
+		Content: []sdk.Content{&sdk.TextContent{Text: string(b)}, &sdk.TextContent{Text: "arguments must be an object with an export member that is a JSON object"}},
+		Meta:    sdk.Meta{MetaHTTPStatus: http.StatusBadRequest}}
 }
 
 // decodeHeader is the JSON of a base64 x402 header (nil when absent or not base64 JSON).
@@ -333,10 +358,10 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_, _ = w.Write(b)
 }
 
-func mustSchema(name string) json.RawMessage {
-	b, ok := schema.Get(name)
-	if !ok {
-		panic("mcp: embedded schema " + name + " missing") // a build defect
+// must stops on a tool schema that cannot be built from the embedded documents: a build defect.
+func must(b json.RawMessage, err error) json.RawMessage {
+	if err != nil {
+		panic(err)
 	}
 	return b
 }
@@ -368,4 +393,44 @@ func (r *recorder) Write(b []byte) (int, error) {
 		r.status = http.StatusOK
 	}
 	return r.body.Write(b)
+}
+
+// noArguments is the input schema of a tool that takes none.
+const noArguments = `{"type":"object","properties":{},"additionalProperties":false}`
+
+// MountTool is the name of a further criteria's tool op (criteria, precheck or audit): the last
+// segment of its routes' prefix in snake case, then the op, e.g. forget_envelope_audit for
+// /v1/forget-envelope.
+func MountTool(prefix, op string) string {
+	return strings.ReplaceAll(path.Base(prefix), "-", "_") + "_" + op
+}
+
+// addMount offers the three tools of a further criteria, each answered by its own route.
+func (h *handler) addMount(srv *sdk.Server, m api.MCPMount) {
+	in, _ := json.Marshal(map[string]any{"type": "object", "required": []string{"export"}, "additionalProperties": false,
+		"properties": map[string]any{"export": map[string]any{"type": "object",
+			"description": "One export exactly as POST " + m.Prefix + "/precheck and " + m.Prefix + "/audit take it as their body (GET /criteria/" + m.ID + " states its input contract)."}}})
+	doc := "/criteria/" + m.ID
+	name := MountTool(m.Prefix, ToolCriteria)
+	srv.AddTool(&sdk.Tool{Name: name, Title: "Published criteria " + m.ID,
+		Description: "The published criteria document of " + m.ID + " (GET " + doc + "): its revision and digest, the report-signing key and its price. Free.",
+		InputSchema: json.RawMessage(noArguments), OutputSchema: must(toolOutputSchema(http.MethodGet, doc, false)),
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}},
+		h.tool(name, http.MethodGet, doc))
+	name = MountTool(m.Prefix, ToolPrecheck)
+	srv.AddTool(&sdk.Tool{Name: name, Title: "Free pre-check under " + m.ID,
+		Description: "Validates one export under " + m.ID + " and states which of its factors are assessable (POST " + m.Prefix + "/precheck); signed. Free within its daily allowance.",
+		InputSchema: json.RawMessage(in), OutputSchema: must(toolOutputSchema(http.MethodPost, m.Prefix+"/precheck", false)),
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}},
+		h.tool(name, http.MethodPost, m.Prefix+"/precheck"))
+	name = MountTool(m.Prefix, ToolAudit)
+	how := "Free under its daily allowance (the criteria are unpriced)."
+	if m.Paid {
+		how = "Paid per call with x402 v2: an unpaid call answers isError with the PaymentRequired; pay in _meta[\"x402/payment\"]."
+	}
+	srv.AddTool(&sdk.Tool{Name: name, Title: "Audit under " + m.ID,
+		Description: "The signed report of one export under " + m.ID + " (POST " + m.Prefix + "/audit), each factor stated on its own; a factor the export cannot support is NOT ASSESSABLE with its reason. " + how,
+		InputSchema: json.RawMessage(in), OutputSchema: must(toolOutputSchema(http.MethodPost, m.Prefix+"/audit", m.Paid)),
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: false, OpenWorldHint: ptr(false)}},
+		h.tool(name, http.MethodPost, m.Prefix+"/audit"))
 }

@@ -111,7 +111,9 @@ func newRig(t *testing.T, edit ...func(*api.Config)) *rig {
 	return r
 }
 
-// session connects the SDK's client; hdr is set on every HTTP request it makes.
+// session connects the SDK's client and lists the tools first, as every host does; hdr is set
+// on every HTTP request it makes. Every later call's structuredContent is checked against the
+// listed tool's output schema (call), as the TypeScript SDK's client does.
 func (r *rig) session(hdr map[string]string) *sdk.ClientSession {
 	r.t.Helper()
 	c := sdk.NewClient(&sdk.Implementation{Name: "scope-hygiene-test", Version: "1"}, nil)
@@ -121,7 +123,48 @@ func (r *rig) session(hdr map[string]string) *sdk.ClientSession {
 		r.t.Fatalf("connect: %v", err)
 	}
 	r.t.Cleanup(func() { s.Close() })
+	res, err := s.ListTools(r.t.Context(), nil)
+	if err != nil {
+		r.t.Fatalf("tools/list: %v", err)
+	}
+	out := map[string]*jsonschema.Schema{}
+	for _, tool := range res.Tools {
+		if tool.OutputSchema == nil {
+			continue
+		}
+		out[tool.Name] = compileListed(r.t, tool.Name, tool.OutputSchema)
+	}
+	outputSchemas.Store(s, out)
 	return s
+}
+
+// outputSchemas holds each session's listed output schemas by tool name.
+var outputSchemas sync.Map
+
+// compileListed compiles a schema as tools/list gave it: self-contained, no $id.
+func compileListed(t *testing.T, name string, v any) *jsonschema.Schema {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte(`"$id"`)) || bytes.Contains(b, []byte(".invalid")) {
+		t.Errorf("tool %s: a listed schema carries a $id or a .invalid address", name)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	url := "urn:tool:" + name
+	if err := c.AddResource(url, doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile(url)
+	if err != nil {
+		t.Fatalf("tool %s: listed schema does not compile: %v", name, err)
+	}
+	return sch
 }
 
 type headerRT struct{ hdr map[string]string }
@@ -138,6 +181,17 @@ func call(t *testing.T, s *sdk.ClientSession, tool string, args any, meta sdk.Me
 	res, err := s.CallTool(t.Context(), &sdk.CallToolParams{Name: tool, Arguments: args, Meta: meta})
 	if err != nil {
 		t.Fatalf("tools/call %s: %v", tool, err)
+	}
+	if schemas, ok := outputSchemas.Load(s); ok && res.StructuredContent != nil {
+		if sch := schemas.(map[string]*jsonschema.Schema)[tool]; sch != nil {
+			inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(structured(t, res)))
+			if err == nil {
+				err = sch.Validate(inst)
+			}
+			if err != nil {
+				t.Errorf("tools/call %s (isError %v): structuredContent does not meet the listed output schema: %v", tool, res.IsError, err)
+			}
+		}
 	}
 	return res
 }
@@ -187,34 +241,53 @@ func validate(t *testing.T, name string, b []byte) {
 	}
 }
 
-// TestToolsList: three tools, with the published schemas as input and output schemas.
+// TestToolsList: three tools; each input schema is the published one without its $id; each
+// output schema is self-contained (no $id, every $ref inside it) and admits the route's success
+// body, its refusals and static errors, and for the audit the x402 PaymentRequired.
 func TestToolsList(t *testing.T) {
 	s := newRig(t).session(nil)
 	res, err := s.ListTools(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string][2]string{mcp.ToolCriteria: {"", "criteria-document.schema.json"},
-		mcp.ToolPrecheck: {api.MCPInputSchema, "precheck.schema.json"}, mcp.ToolAudit: {api.MCPInputSchema, "report.schema.json"}}
+	want := map[string][]string{mcp.ToolCriteria: {"criteria-document", "error"},
+		mcp.ToolPrecheck: {"precheck", "refusal", "service-refusal", "service-limit", "siwx-challenge", "error"},
+		mcp.ToolAudit:    {"report", "payment-pending", "refusal", "payment-error", "payment-required", "x402-payment-required", "error"}}
 	if len(res.Tools) != len(want) {
 		t.Fatalf("%d tools, want %d", len(res.Tools), len(want))
 	}
+	input, err := os.ReadFile(filepath.Join("..", "..", "schema", api.MCPInputSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in map[string]any
+	json.Unmarshal(input, &in)
+	delete(in, "$id")
+	delete(in, "$schema")
+	input, _ = json.Marshal(in)
 	for _, tool := range res.Tools {
 		w, ok := want[tool.Name]
 		if !ok {
 			t.Errorf("unexpected tool %q", tool.Name)
 			continue
 		}
-		for i, got := range []any{tool.InputSchema, tool.OutputSchema} {
-			if w[i] == "" {
-				continue
-			}
-			file, err := os.ReadFile(filepath.Join("..", "..", "schema", w[i]))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !sameJSON(t, file, got) {
-				t.Errorf("tool %s schema %d is not schema/%s", tool.Name, i, w[i])
+		if tool.Name != mcp.ToolCriteria && !sameJSON(t, input, tool.InputSchema) {
+			t.Errorf("tool %s input schema is not schema/%s without $id and $schema", tool.Name, api.MCPInputSchema)
+		}
+		var out struct {
+			AnyOf []struct {
+				Ref string `json:"$ref"`
+			} `json:"anyOf"`
+		}
+		b, _ := json.Marshal(tool.OutputSchema)
+		json.Unmarshal(b, &out)
+		refs := map[string]bool{}
+		for _, a := range out.AnyOf {
+			refs[strings.TrimPrefix(a.Ref, "#/$defs/")] = true
+		}
+		for _, name := range w {
+			if !refs[name] {
+				t.Errorf("tool %s output schema admits no %s (anyOf %v)", tool.Name, name, refs)
 			}
 		}
 	}

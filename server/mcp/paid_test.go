@@ -59,7 +59,7 @@ func TestAuditPaymentRequired(t *testing.T) {
 	if pr.X402Version != 2 || pr.Resource.URL != "mcp://tool/audit" || len(pr.Accepts) != 1 || pr.Accepts[0].Amount != "50000" {
 		t.Errorf("PaymentRequired = %+v", pr)
 	}
-	if b, ok := pr.Extensions[api.BazaarExtension].(map[string]any); !ok || b["info"].(map[string]any)["input"].(map[string]any)["tool"] != "audit" {
+	if b, ok := pr.Extensions[api.BazaarExtension].(map[string]any); !ok || b["info"].(map[string]any)["input"].(map[string]any)["toolName"] != "audit" {
 		t.Errorf("no MCP bazaar description: %v", pr.Extensions)
 	}
 	var env map[string]struct {

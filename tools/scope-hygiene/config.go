@@ -31,7 +31,9 @@ type config struct {
 	RequestTimeout   time.Duration
 	ShutdownTimeout  time.Duration
 	TrustProxy       bool
-	LogLevel         string
+	// MCPConformanceTools adds the MCP conformance suite's error tool to /mcp (its CI run only).
+	MCPConformanceTools bool
+	LogLevel            string
 	// Limits of the service (docs/api.md, Limits).
 	MaxConns          int
 	MaxInflightAudits int
@@ -109,6 +111,7 @@ func serveFlags(fs *flag.FlagSet, c *config, getenv func(string) string) error {
 	dur(&c.RequestTimeout, "request-timeout", 10*time.Second, "per-request handler timeout")
 	dur(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "graceful shutdown deadline")
 	boolean(&c.TrustProxy, "trust-proxy", false, "take the client address from X-Forwarded-For (free-tier key without caller); only behind a trusted proxy")
+	boolean(&c.MCPConformanceTools, "mcp-conformance-tools", false, "also list test_error_handling, the tool the MCP conformance suite's tools-call-error calls (scripts/mcp-conformance.sh only)")
 	str(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	integer := func(p *int, name string, def int, help string) {
 		if v := getenv(envName(name)); v != "" {

@@ -168,7 +168,7 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 		BodyTimeout: c.BodyTimeout, HouseTokenFailuresPerMinute: c.HouseTokenFailuresPerMinute, HouseTokenFailureBurst: c.HouseTokenFailureBurst,
 		UnpaidAuditsPerMinute: c.UnpaidAuditsPerMinute, UnpaidAuditBurst: c.UnpaidAuditBurst,
 		RetryAfter: c.StoreRetryAfter, CORSOrigins: splitList(c.CORSOrigins), SeparateMetrics: c.MetricsAddr != "",
-		Page: web.Handler(), MCP: mcp.New, Mounts: mounts})
+		Page: web.Handler(), MCP: mcp.Handler(c.MCPConformanceTools), Mounts: mounts})
 	if err != nil {
 		return err
 	}
