@@ -222,6 +222,52 @@ func shot(t *testing.T, ctx context.Context, dir, name string, full bool) {
 	}
 }
 
+// widths are the windows every view and state of the page must fit: a phone and a laptop.
+var widths = []int64{390, 1280}
+
+// fits checks the current view and state at each of widths: the document is no wider than the
+// window, no card or panel holds content wider than itself, and every table either fits or
+// scrolls inside its own box, which itself fits. It
+// writes a screenshot per width (name-390.png, name-1280.png) and leaves the window at 1280 px.
+func fits(t *testing.T, ctx context.Context, dir, name string, full bool) {
+	t.Helper()
+	const measure = `(() => {
+		const de = document.documentElement, vw = window.innerWidth;
+		const out = {scroll: de.scrollWidth, client: de.clientWidth, inner: vw, over: []};
+		const seen = (e) => e.getClientRects().length > 0 && !e.closest('[hidden]');
+		for (const tb of document.querySelectorAll('table')) {
+			if (!seen(tb)) continue;
+			const box = tb.closest('.scroll');
+			const what = (tb.closest('[id]') || {}).id + ' table';
+			if (!box) { if (tb.getBoundingClientRect().right > vw + 0.5) out.over.push(what + ' is wider than the window and has no scrolling box'); continue; }
+			const r = box.getBoundingClientRect(), cs = getComputedStyle(box);
+			if (r.left < -0.5 || r.right > vw + 0.5) out.over.push(what + ': its scrolling box runs past the window (' + Math.round(r.left) + '..' + Math.round(r.right) + ')');
+			if (box.scrollWidth > box.clientWidth + 1 && !/(auto|scroll)/.test(cs.overflowX)) out.over.push(what + ' is clipped: its box does not scroll');
+		}
+		for (const box of document.querySelectorAll('main, .card, .panel, .fact, .text, .verify, .verdict, .refusal')) {
+			if (seen(box) && box.scrollWidth > box.clientWidth + 1) out.over.push(((box.id || box.className) + ' box') + ': its content is ' + box.scrollWidth + ' px wide in ' + box.clientWidth + ' px');
+		}
+		return JSON.stringify(out);
+	})()`
+	for _, w := range widths {
+		run(t, ctx, chromedp.EmulateViewport(w, 900))
+		var m struct {
+			Scroll, Client, Inner int
+			Over                  []string
+		}
+		if err := json.Unmarshal([]byte(eval[string](t, ctx, measure)), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Scroll > m.Inner || m.Scroll > m.Client {
+			t.Errorf("%s at %d px: the page is %d px wide (window %d px, client %d px)", name, w, m.Scroll, m.Inner, m.Client)
+		}
+		for _, o := range m.Over {
+			t.Errorf("%s at %d px: %s", name, w, o)
+		}
+		shot(t, ctx, dir, fmt.Sprintf("%s-%d.png", name, w), full)
+	}
+}
+
 // paste puts text into a textarea the way typing would (the page listens for input events).
 func paste(id, text string) chromedp.Action[chromedp.Void] {
 	js, _ := json.Marshal(text)
@@ -303,10 +349,10 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("search for marker shows %d of %d texts and readings", some, all)
 		}
 		eval[bool](t, ctx, `(() => { document.getElementById('texts-heading').scrollIntoView(); return true; })()`)
-		shot(t, ctx, shots, "1-criteria-search.png", false)
+		fits(t, ctx, shots, "1-criteria-search", false)
 		run(t, ctx, paste("text-search", ""))
 		eval[bool](t, ctx, `(() => { window.scrollTo(0, 0); return true; })()`)
-		shot(t, ctx, shots, "1-criteria.png", false)
+		fits(t, ctx, shots, "1-criteria", false)
 	})
 
 	// The page's body for a file is byte for byte what the pack command writes for it.
@@ -355,6 +401,7 @@ func TestBrowser(t *testing.T) {
 			}
 			run(t, ctx, chromedp.WaitVisible(chromedp.ID("pc-error")))
 		}
+		fits(t, ctx, shots, "2-precheck-not-sent", true)
 	})
 
 	t.Run("drop_a_file", func(t *testing.T) {
@@ -366,6 +413,7 @@ func TestBrowser(t *testing.T) {
 		if !strings.Contains(body, `"family": "mem0"`) || strings.Contains(body, canaryA) || strings.Contains(body, "content_text") {
 			t.Fatalf("the dropped file was not prepared hash-only")
 		}
+		fits(t, ctx, shots, "2-precheck-preview", true)
 	})
 
 	var firstPrecheck time.Time
@@ -394,7 +442,7 @@ func TestBrowser(t *testing.T) {
 		if n := eval[int](t, ctx, `document.querySelectorAll('#pc-result tr[data-factor]').length`); n != 5 {
 			t.Errorf("%d factor rows in the pre-check answer", n)
 		}
-		shot(t, ctx, shots, "2-precheck.png", true)
+		fits(t, ctx, shots, "2-precheck", true)
 	})
 
 	t.Run("refusal_shows_rule", func(t *testing.T) {
@@ -411,7 +459,7 @@ func TestBrowser(t *testing.T) {
 		if !strings.Contains(line, "(family_unknown)") {
 			t.Errorf("explanation %q", line)
 		}
-		shot(t, ctx, shots, "3-refusal.png", true)
+		fits(t, ctx, shots, "3-refusal", true)
 	})
 
 	// A house audit gives a real signed report; the page verifies it, renders it, and refuses a
@@ -463,7 +511,7 @@ func TestBrowser(t *testing.T) {
 		if s := eval[string](t, ctx, `document.querySelector('#rv-result td.statement').textContent`); s != "undeclared cross-scope identical content — contamination indicator, not proof of a runtime leak" {
 			t.Errorf("cluster statement %q", s)
 		}
-		shot(t, ctx, shots, "4-report.png", true)
+		fits(t, ctx, shots, "4-report", true)
 
 		run(t, ctx, chromedp.SetUploadFiles(chromedp.ID("rv-file"), []string{bad}), chromedp.Click(chromedp.ID("rv-verify")),
 			chromedp.WaitReady(chromedp.CSS(`#rv-check[data-outcome]`)))
@@ -473,7 +521,7 @@ func TestBrowser(t *testing.T) {
 		if n := eval[int](t, ctx, `document.querySelectorAll('#rv-result .panel').length`); n != 0 {
 			t.Errorf("a result that does not verify is rendered (%d panels)", n)
 		}
-		shot(t, ctx, shots, "5-changed-byte.png", true)
+		fits(t, ctx, shots, "5-changed-byte", true)
 
 		// A browser without WebCrypto Ed25519 is told so, and nothing claims a check that did not run.
 		eval[bool](t, ctx, `(() => { crypto.subtle.importKey = () => Promise.reject(new DOMException('no Ed25519', 'NotSupportedError')); return true; })()`)
@@ -485,6 +533,7 @@ func TestBrowser(t *testing.T) {
 		if txt := eval[string](t, ctx, `document.getElementById('rv-check').textContent`); !strings.Contains(txt, "lacks WebCrypto Ed25519") || strings.Contains(txt, "signature verifies") {
 			t.Errorf("without Ed25519 the page says %q", txt)
 		}
+		fits(t, ctx, shots, "5-no-ed25519", true)
 		open() // a fresh page with the browser's own WebCrypto
 	})
 
@@ -512,7 +561,7 @@ func TestBrowser(t *testing.T) {
 		if strings.Join(rows, "|") != strings.Join(want, "|") {
 			t.Fatalf("table rows %q, want %q", rows, want)
 		}
-		shot(t, ctx, shots, "6-report-conflicts.png", true)
+		fits(t, ctx, shots, "6-report-conflicts", true)
 	})
 
 	// Keyboard only: from the top of a fresh page, Tab and Enter reach every control of each view.
@@ -536,6 +585,7 @@ func TestBrowser(t *testing.T) {
 			open()
 			tabTo("tab-" + view)
 			run(t, ctx, chromedp.KeyEvent("\r"))
+			fits(t, ctx, shots, "7-empty-"+view, true)
 			switch view {
 			case "precheck":
 				tabTo("pc-text")
