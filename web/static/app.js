@@ -26,13 +26,14 @@ const $ = (id) => document.getElementById(id);
 const human = (key) => key.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase());
 const fmt = (n) => (typeof n === 'number' ? n.toLocaleString('en-US') : String(n));
 
-// The factors in the order the published factor_rules text numbers them, "(1) scope_presence: …";
+// The factors in the order the published factor_rules text numbers them, "(1) scope_presence: …",
+// "(5) reopens (terminal mode): …";
 // a factor the text does not number goes last. The order is the criteria's, not a ranking. crit is
 // the rule set's document (v1's when not given).
 function inOrder(names, crit) {
   const c = crit || state.criteria;
   const text = (c && c.texts && c.texts.factor_rules) || '';
-  const at = (n) => { const i = text.search(new RegExp('\\(\\d+\\) ' + n + ':')); return i < 0 ? Infinity : i; };
+  const at = (n) => { const i = text.search(new RegExp('\\(\\d+\\) ' + n + '(:| \\()')); return i < 0 ? Infinity : i; };
   return [...names].sort((a, b) => at(a) - at(b) || (a < b ? -1 : a > b ? 1 : 0));
 }
 
