@@ -103,6 +103,55 @@ type Client struct {
 	// OnPayment receives the PAYMENT-SIGNATURE header before it is first sent, so a caller can keep
 	// it and resume if the answer is lost (it holds the signed transfer, never export content).
 	OnPayment func(header string) error
+	// Routes are the rule set's routes (the zero value: the primary criteria's /criteria,
+	// /precheck and /audit), e.g. an entry of Index.
+	Routes Routes
+}
+
+// Routes are one rule set's routes, as GET /criteria/index lists them.
+type Routes struct {
+	Criteria string `json:"document"`
+	Precheck string `json:"precheck"`
+	Audit    string `json:"audit"`
+}
+
+func route(r, def string) string {
+	if r == "" {
+		return def
+	}
+	return r
+}
+
+func (c *Client) criteriaRoute() string { return route(c.Routes.Criteria, "/criteria") }
+func (c *Client) precheckRoute() string { return route(c.Routes.Precheck, "/precheck") }
+func (c *Client) auditRoute() string    { return route(c.Routes.Audit, "/audit") }
+
+// IndexEntry is one rule set of GET /criteria/index.
+type IndexEntry struct {
+	CriteriaID       string `json:"criteria_id"`
+	CriteriaRevision string `json:"criteria_revision"`
+	CriteriaDigest   string `json:"criteria_digest"`
+	Routes
+	Price struct {
+		USDCUnits uint64 `json:"usdc_units"`
+		Label     string `json:"label"`
+		Status    string `json:"status"`
+	} `json:"price"`
+}
+
+// Index fetches GET /criteria/index: every rule set the service serves, with its routes.
+func (c *Client) Index(ctx context.Context) ([]IndexEntry, error) {
+	a, err := c.do(ctx, http.MethodGet, "/criteria/index", nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	var idx struct {
+		Criteria []IndexEntry `json:"criteria"`
+	}
+	if a.status != http.StatusOK || json.Unmarshal(a.body, &idx) != nil {
+		return nil, &Error{Kind: KindTransport, Status: a.status, Msg: "client: GET /criteria/index did not answer a criteria index"}
+	}
+	return idx.Criteria, nil
 }
 
 // maxAnswerBytes bounds any answer the client reads.
@@ -168,18 +217,20 @@ func (c *Client) do(ctx context.Context, method, route string, body []byte, head
 	return &answer{status: res.StatusCode, header: res.Header, body: b}, nil
 }
 
-// Criteria fetches GET /criteria and returns the document and the report signing key it publishes.
+// Criteria fetches the rule set's criteria document (GET /criteria unless Routes name another)
+// and returns the document and the report signing key it publishes.
 func (c *Client) Criteria(ctx context.Context) ([]byte, ed25519.PublicKey, error) {
-	a, err := c.do(ctx, http.MethodGet, "/criteria", nil, nil)
+	route := c.criteriaRoute()
+	a, err := c.do(ctx, http.MethodGet, route, nil, nil)
 	if err != nil {
 		return nil, nil, err
 	}
 	if a.status != http.StatusOK {
-		return nil, nil, &Error{Kind: KindTransport, Status: a.status, Msg: "client: GET /criteria did not answer 200"}
+		return nil, nil, &Error{Kind: KindTransport, Status: a.status, Msg: "client: GET " + route + " did not answer 200"}
 	}
 	pub, err := sign.ParsePublicKey(a.body)
 	if err != nil {
-		return nil, nil, &Error{Kind: KindTransport, Msg: "client: /criteria publishes no usable report signing key"}
+		return nil, nil, &Error{Kind: KindTransport, Msg: "client: " + route + " publishes no usable report signing key"}
 	}
 	c.progress("criteria: fetched, report signing key %s", sign.KeyID(pub))
 	return a.body, pub, nil
@@ -256,7 +307,7 @@ func (c *Client) proveFor(a *answer, want string) (string, error) {
 // export names, it signs the challenge with Wallet and sends the request again once.
 func (c *Client) Precheck(ctx context.Context, body []byte) (*Result, error) {
 	c.progress("precheck: sending %d bytes", len(body))
-	a, err := c.do(ctx, http.MethodPost, "/precheck", body, nil)
+	a, err := c.do(ctx, http.MethodPost, c.precheckRoute(), body, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -266,12 +317,12 @@ func (c *Client) Precheck(ctx context.Context, body []byte) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		if a, err = c.do(ctx, http.MethodPost, "/precheck", body, map[string]string{HeaderSIWX: proof}); err != nil {
+		if a, err = c.do(ctx, http.MethodPost, c.precheckRoute(), body, map[string]string{HeaderSIWX: proof}); err != nil {
 			return nil, err
 		}
 	}
 	if a.status != http.StatusOK {
-		return nil, refusal(a, "/precheck")
+		return nil, refusal(a, c.precheckRoute())
 	}
 	c.progress("precheck: 200, signed result of %d bytes", len(a.body))
 	return &Result{Body: a.body}, nil
@@ -298,7 +349,7 @@ func (c *Client) Audit(ctx context.Context, body []byte) (*Result, error) {
 		return out, err
 	}
 	c.progress("audit: sending %d bytes unpaid to read the price", len(body))
-	a, err := c.do(ctx, http.MethodPost, "/audit", body, nil)
+	a, err := c.do(ctx, http.MethodPost, c.auditRoute(), body, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -307,7 +358,7 @@ func (c *Client) Audit(ctx context.Context, body []byte) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		if a, err = c.do(ctx, http.MethodPost, "/audit", body, map[string]string{HeaderSIWX: proof}); err != nil {
+		if a, err = c.do(ctx, http.MethodPost, c.auditRoute(), body, map[string]string{HeaderSIWX: proof}); err != nil {
 			return nil, err
 		}
 	}
@@ -316,7 +367,7 @@ func (c *Client) Audit(ctx context.Context, body []byte) (*Result, error) {
 		return &Result{Body: a.body}, nil
 	}
 	if a.status != http.StatusPaymentRequired {
-		return nil, refusal(a, "/audit")
+		return nil, refusal(a, c.auditRoute())
 	}
 	h := a.header.Get(HeaderPaymentRequired)
 	if h == "" {
@@ -375,7 +426,7 @@ func (c *Client) settle(ctx context.Context, body []byte, payment string) (*Resu
 	headers := map[string]string{HeaderPaymentSignature: payment}
 	tx, resumed := "", 0
 	for attempt := 0; attempt < 60; attempt++ {
-		a, err := c.do(ctx, http.MethodPost, "/audit", body, headers)
+		a, err := c.do(ctx, http.MethodPost, c.auditRoute(), body, headers)
 		if err != nil {
 			if e, ok := err.(*Error); ok && tx != "" {
 				e.Transaction = tx
@@ -422,7 +473,7 @@ func (c *Client) settle(ctx context.Context, body []byte, payment string) (*Resu
 			continue
 		case http.StatusServiceUnavailable:
 			if tx == "" {
-				e := refusal(a, "/audit")
+				e := refusal(a, c.auditRoute())
 				e.Kind, e.Msg = KindPayment, "client: the payment could not be settled now; nothing was charged"
 				return nil, e
 			}
@@ -436,7 +487,7 @@ func (c *Client) settle(ctx context.Context, body []byte, payment string) (*Resu
 			}
 			return nil, &Error{Kind: KindPayment, Status: a.status, Rule: reason, Transaction: tx, Msg: "client: the payment was refused"}
 		default:
-			e := refusal(a, "/audit")
+			e := refusal(a, c.auditRoute())
 			e.Transaction = tx
 			return nil, e
 		}

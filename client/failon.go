@@ -23,8 +23,9 @@ type Gate struct {
 	Threshold *big.Rat
 }
 
-// gateFigures are the short names of the figures a gate may read. Any other name must be the
-// full "factor.member" path of a number or a rate in the report.
+// gateFigures are the short names of v1's figures a gate may read. Any other name must be the
+// full "factor.member" path of a number or a rate in the report, of either rule set (e.g.
+// reinserts_outside_envelope.outside); the pre-check and the report say whether that factor exists.
 var gateFigures = map[string]string{
 	"undeclared":          "cross_scope_clusters.undeclared",
 	"ambiguous":           "cross_scope_clusters.ambiguous",
@@ -37,7 +38,18 @@ var gateFigures = map[string]string{
 	"duplicate_rate":      "duplicates.rate",
 }
 
-var factorNames = []string{"scope_presence", "unscoped_rate", "cross_scope_clusters", "scope_conflicts", "duplicates"}
+// identifier accepts a factor or member name: lower-case letters, digits and underscores.
+func identifier(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
 
 // GateNames lists the short figure names, for usage text.
 func GateNames() []string {
@@ -80,11 +92,11 @@ func ParseGate(s string) (*Gate, error) {
 		path = p
 	}
 	parts := strings.Split(path, ".")
-	known := false
-	for _, f := range factorNames {
-		known = known || parts[0] == f
+	known := len(parts) >= 2
+	for _, p := range parts {
+		known = known && identifier(p)
 	}
-	if !known || len(parts) < 2 {
+	if !known {
 		return nil, fmt.Errorf("fail-on: unknown figure %q (use %s, or factor.member)", name, strings.Join(GateNames(), ", "))
 	}
 	return &Gate{Name: name, Factor: parts[0], Path: parts[1:], Op: op, Threshold: th}, nil
@@ -102,6 +114,28 @@ type Outcome struct {
 	Crossed bool
 }
 
+// ErrNoSuchFactor is returned when the rule set of a result has no factor of the gate's name.
+var ErrNoSuchFactor = errors.New("fail-on: this rule set has no such factor")
+
+// Assessable reads the gate's factor in a pre-check result (which states every factor's status
+// and computes none): false when it is NOT ASSESSABLE, so the audit would have no figure to
+// compare and need not be paid for.
+func (g *Gate) Assessable(precheck []byte) (bool, error) {
+	var doc struct {
+		Factors map[string]struct {
+			Status string `json:"status"`
+		} `json:"factors"`
+	}
+	if err := json.Unmarshal(precheck, &doc); err != nil || doc.Factors == nil {
+		return false, errors.New("fail-on: the document is not a pre-check result")
+	}
+	f, ok := doc.Factors[g.Factor]
+	if !ok {
+		return false, ErrNoSuchFactor
+	}
+	return f.Status == "ASSESSABLE", nil
+}
+
 // Check evaluates the gate on a signed audit report.
 func (g *Gate) Check(report []byte) (*Outcome, error) {
 	var doc struct {
@@ -112,7 +146,7 @@ func (g *Gate) Check(report []byte) (*Outcome, error) {
 	}
 	f, ok := doc.Factors[g.Factor]
 	if !ok {
-		return nil, errors.New("fail-on: the report has no such factor")
+		return nil, ErrNoSuchFactor
 	}
 	var status string
 	_ = json.Unmarshal(f["status"], &status)

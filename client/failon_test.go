@@ -73,3 +73,59 @@ func TestGateRefusesExponents(t *testing.T) {
 		t.Fatal("an exponent figure was accepted")
 	}
 }
+
+// A gate's factor is read in the free pre-check first: NOT ASSESSABLE there means the paid audit
+// would have no figure to compare.
+func TestGateAssessableFromPrecheck(t *testing.T) {
+	pre, err := os.ReadFile(filepath.Join("..", "server", "api", "testdata", "precheck.golden.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		gate string
+		ok   bool
+		err  error
+	}{
+		{"undeclared>0", true, nil},
+		{"conflicts>0", false, nil},
+		{"reinserts_outside_envelope.outside>0", false, ErrNoSuchFactor},
+	} {
+		g, err := ParseGate(c.gate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok, err := g.Assessable(pre)
+		if ok != c.ok || err != c.err {
+			t.Errorf("%s: assessable %v %v, want %v %v", c.gate, ok, err, c.ok, c.err)
+		}
+	}
+	if _, err := (&Gate{Factor: "duplicates"}).Assessable(report(t)[:10]); err == nil {
+		t.Error("a document that is not a pre-check was read")
+	}
+}
+
+// The second rule set's figures are named factor.member.
+func TestGateOnForgetEnvelopeReport(t *testing.T) {
+	rep := []byte(`{"kind":"audit_report","factors":{"reinserts_outside_envelope":{"status":"ASSESSABLE","outside":1,"checked":1},
+		"forget_envelopes":{"status":"ASSESSABLE","rate":{"numerator":1,"denominator":2,"value":"50.0%"}},
+		"reopens":{"status":"NOT ASSESSABLE","reason":"transitional-forget store: a forget retires no key"}}}`)
+	for _, c := range []struct {
+		gate, value string
+		crossed     bool
+		err         error
+	}{
+		{"reinserts_outside_envelope.outside>0", "1", true, nil},
+		{"forget_envelopes.rate<1", "1/2", true, nil},
+		{"reopens.unchecked>0", "", false, ErrNotAssessable},
+		{"replay.mismatches>0", "", false, ErrNoSuchFactor},
+	} {
+		g, err := ParseGate(c.gate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := g.Check(rep)
+		if err != c.err || (err == nil && (o.Value != c.value || o.Crossed != c.crossed)) {
+			t.Errorf("%s: %+v %v", c.gate, o, err)
+		}
+	}
+}

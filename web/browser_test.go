@@ -222,6 +222,52 @@ func shot(t *testing.T, ctx context.Context, dir, name string, full bool) {
 	}
 }
 
+// widths are the windows every view and state of the page must fit: a phone and a laptop.
+var widths = []int64{390, 1280}
+
+// fits checks the current view and state at each of widths: the document is no wider than the
+// window, no card or panel holds content wider than itself, and every table either fits or
+// scrolls inside its own box, which itself fits. It
+// writes a screenshot per width (name-390.png, name-1280.png) and leaves the window at 1280 px.
+func fits(t *testing.T, ctx context.Context, dir, name string, full bool) {
+	t.Helper()
+	const measure = `(() => {
+		const de = document.documentElement, vw = window.innerWidth;
+		const out = {scroll: de.scrollWidth, client: de.clientWidth, inner: vw, over: []};
+		const seen = (e) => e.getClientRects().length > 0 && !e.closest('[hidden]');
+		for (const tb of document.querySelectorAll('table')) {
+			if (!seen(tb)) continue;
+			const box = tb.closest('.scroll');
+			const what = (tb.closest('[id]') || {}).id + ' table';
+			if (!box) { if (tb.getBoundingClientRect().right > vw + 0.5) out.over.push(what + ' is wider than the window and has no scrolling box'); continue; }
+			const r = box.getBoundingClientRect(), cs = getComputedStyle(box);
+			if (r.left < -0.5 || r.right > vw + 0.5) out.over.push(what + ': its scrolling box runs past the window (' + Math.round(r.left) + '..' + Math.round(r.right) + ')');
+			if (box.scrollWidth > box.clientWidth + 1 && !/(auto|scroll)/.test(cs.overflowX)) out.over.push(what + ' is clipped: its box does not scroll');
+		}
+		for (const box of document.querySelectorAll('main, .card, .panel, .fact, .text, .verify, .verdict, .refusal')) {
+			if (seen(box) && box.scrollWidth > box.clientWidth + 1) out.over.push(((box.id || box.className) + ' box') + ': its content is ' + box.scrollWidth + ' px wide in ' + box.clientWidth + ' px');
+		}
+		return JSON.stringify(out);
+	})()`
+	for _, w := range widths {
+		run(t, ctx, chromedp.EmulateViewport(w, 900))
+		var m struct {
+			Scroll, Client, Inner int
+			Over                  []string
+		}
+		if err := json.Unmarshal([]byte(eval[string](t, ctx, measure)), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Scroll > m.Inner || m.Scroll > m.Client {
+			t.Errorf("%s at %d px: the page is %d px wide (window %d px, client %d px)", name, w, m.Scroll, m.Inner, m.Client)
+		}
+		for _, o := range m.Over {
+			t.Errorf("%s at %d px: %s", name, w, o)
+		}
+		shot(t, ctx, dir, fmt.Sprintf("%s-%d.png", name, w), full)
+	}
+}
+
 // paste puts text into a textarea the way typing would (the page listens for input events).
 func paste(id, text string) chromedp.Action[chromedp.Void] {
 	js, _ := json.Marshal(text)
@@ -303,10 +349,10 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("search for marker shows %d of %d texts and readings", some, all)
 		}
 		eval[bool](t, ctx, `(() => { document.getElementById('texts-heading').scrollIntoView(); return true; })()`)
-		shot(t, ctx, shots, "1-criteria-search.png", false)
+		fits(t, ctx, shots, "1-criteria-search", false)
 		run(t, ctx, paste("text-search", ""))
 		eval[bool](t, ctx, `(() => { window.scrollTo(0, 0); return true; })()`)
-		shot(t, ctx, shots, "1-criteria.png", false)
+		fits(t, ctx, shots, "1-criteria", false)
 	})
 
 	// The page's body for a file is byte for byte what the pack command writes for it.
@@ -355,6 +401,7 @@ func TestBrowser(t *testing.T) {
 			}
 			run(t, ctx, chromedp.WaitVisible(chromedp.ID("pc-error")))
 		}
+		fits(t, ctx, shots, "2-precheck-not-sent", true)
 	})
 
 	t.Run("drop_a_file", func(t *testing.T) {
@@ -366,6 +413,7 @@ func TestBrowser(t *testing.T) {
 		if !strings.Contains(body, `"family": "mem0"`) || strings.Contains(body, canaryA) || strings.Contains(body, "content_text") {
 			t.Fatalf("the dropped file was not prepared hash-only")
 		}
+		fits(t, ctx, shots, "2-precheck-preview", true)
 	})
 
 	var firstPrecheck time.Time
@@ -394,7 +442,7 @@ func TestBrowser(t *testing.T) {
 		if n := eval[int](t, ctx, `document.querySelectorAll('#pc-result tr[data-factor]').length`); n != 5 {
 			t.Errorf("%d factor rows in the pre-check answer", n)
 		}
-		shot(t, ctx, shots, "2-precheck.png", true)
+		fits(t, ctx, shots, "2-precheck", true)
 	})
 
 	t.Run("refusal_shows_rule", func(t *testing.T) {
@@ -411,7 +459,7 @@ func TestBrowser(t *testing.T) {
 		if !strings.Contains(line, "(family_unknown)") {
 			t.Errorf("explanation %q", line)
 		}
-		shot(t, ctx, shots, "3-refusal.png", true)
+		fits(t, ctx, shots, "3-refusal", true)
 	})
 
 	// A house audit gives a real signed report; the page verifies it, renders it, and refuses a
@@ -463,7 +511,7 @@ func TestBrowser(t *testing.T) {
 		if s := eval[string](t, ctx, `document.querySelector('#rv-result td.statement').textContent`); s != "undeclared cross-scope identical content — contamination indicator, not proof of a runtime leak" {
 			t.Errorf("cluster statement %q", s)
 		}
-		shot(t, ctx, shots, "4-report.png", true)
+		fits(t, ctx, shots, "4-report", true)
 
 		run(t, ctx, chromedp.SetUploadFiles(chromedp.ID("rv-file"), []string{bad}), chromedp.Click(chromedp.ID("rv-verify")),
 			chromedp.WaitReady(chromedp.CSS(`#rv-check[data-outcome]`)))
@@ -473,7 +521,7 @@ func TestBrowser(t *testing.T) {
 		if n := eval[int](t, ctx, `document.querySelectorAll('#rv-result .panel').length`); n != 0 {
 			t.Errorf("a result that does not verify is rendered (%d panels)", n)
 		}
-		shot(t, ctx, shots, "5-changed-byte.png", true)
+		fits(t, ctx, shots, "5-changed-byte", true)
 
 		// A browser without WebCrypto Ed25519 is told so, and nothing claims a check that did not run.
 		eval[bool](t, ctx, `(() => { crypto.subtle.importKey = () => Promise.reject(new DOMException('no Ed25519', 'NotSupportedError')); return true; })()`)
@@ -485,6 +533,7 @@ func TestBrowser(t *testing.T) {
 		if txt := eval[string](t, ctx, `document.getElementById('rv-check').textContent`); !strings.Contains(txt, "lacks WebCrypto Ed25519") || strings.Contains(txt, "signature verifies") {
 			t.Errorf("without Ed25519 the page says %q", txt)
 		}
+		fits(t, ctx, shots, "5-no-ed25519", true)
 		open() // a fresh page with the browser's own WebCrypto
 	})
 
@@ -512,7 +561,121 @@ func TestBrowser(t *testing.T) {
 		if strings.Join(rows, "|") != strings.Join(want, "|") {
 			t.Fatalf("table rows %q, want %q", rows, want)
 		}
-		shot(t, ctx, shots, "6-report-conflicts.png", true)
+		fits(t, ctx, shots, "6-report-conflicts", true)
+	})
+
+	// The second rule set: its criteria in the explorer, a private pre-check of a mutation log
+	// (every identifier a pseudonym made in the browser), its free signed audit, and both results
+	// in the verifier. The masked log's report says what the submitted log's says.
+	t.Run("forget_envelope", func(t *testing.T) {
+		var idx struct {
+			Criteria []struct {
+				CriteriaID string `json:"criteria_id"`
+				Document   string `json:"document"`
+			} `json:"criteria"`
+		}
+		getJSON(t, base+"/criteria/index", &idx)
+		var fe map[string]any
+		for _, c := range idx.Criteria {
+			if c.CriteriaID == "memory-forget-envelope/v1" {
+				getJSON(t, base+c.Document, &fe)
+			}
+		}
+		if fe == nil {
+			t.Fatal("/criteria/index lists no memory-forget-envelope/v1")
+		}
+		open()
+		run(t, ctx, chromedp.SetValue(chromedp.ID("cr-set"), "memory-forget-envelope/v1"))
+		eval[bool](t, ctx, `document.getElementById('cr-set').dispatchEvent(new Event('change')) || true`)
+		facts := eval[string](t, ctx, `document.getElementById('facts').textContent`)
+		for _, want := range []string{fe["criteria_id"].(string), fe["criteria_digest"].(string), fe["corpus"].(map[string]any)["sha256"].(string), "UNPRICED"} {
+			if !strings.Contains(facts, want) {
+				t.Errorf("facts lack %q", want)
+			}
+		}
+		if n := eval[int](t, ctx, `document.querySelectorAll('#matrix table.gates tbody tr').length`); n != len(fe["gates"].(map[string]any)) {
+			t.Errorf("%d gate rows", n)
+		}
+		if n := eval[int](t, ctx, `document.querySelectorAll('#readings details').length`); n != len(fe["interpretations"].([]any)) {
+			t.Errorf("%d readings", n)
+		}
+		if n := eval[int](t, ctx, `document.querySelectorAll('ol.refusals li').length`); n != len(fe["refusals"].([]any)) {
+			t.Errorf("%d refusals listed", n)
+		}
+		fits(t, ctx, shots, "8-criteria-forget-envelope", true)
+
+		w.setPass(true)
+		run(t, ctx, chromedp.Click(chromedp.ID("tab-precheck")), chromedp.SetValue(chromedp.ID("pc-source"), "mutation-log"), paste("pc-text", feLog),
+			chromedp.Click(chromedp.ID("pc-prepare")), chromedp.WaitVisible(chromedp.ID("pc-preview")))
+		preview := eval[string](t, ctx, `document.getElementById('pc-body').textContent + document.getElementById('pc-summary').textContent`)
+		if strings.Contains(preview, "canary") || !strings.Contains(preview, "No identifier leaves this machine") {
+			t.Errorf("the preview does not show a masked log")
+		}
+		fits(t, ctx, shots, "9-log-preview", true)
+		sent := time.Now()
+		run(t, ctx, chromedp.Click(chromedp.ID("pc-send")))
+		if body := w.nextBody(t); bytes.Contains(bytes.ToLower(body), []byte("canary")) || !bytes.Contains(body, []byte(`"scope_dimensions":["tenant","agent","session"]`)) {
+			t.Fatalf("the pre-check body carries an identifier or lost its scope labels (%d bytes)", len(body))
+		}
+		run(t, ctx, chromedp.WaitVisible(chromedp.CSS(`#pc-result table`)))
+		if n := eval[int](t, ctx, `document.querySelectorAll('#pc-result tr[data-factor]').length`); n != 7 {
+			t.Errorf("%d factor rows in the pre-check answer", n)
+		}
+		na := eval[string](t, ctx, `[...document.querySelectorAll('#pc-result tr[data-factor]')].filter(r => r.textContent.includes('NOT ASSESSABLE')).map(r => r.textContent).join('|')`)
+		if na == "" || regexp.MustCompile(`[0-9]`).MatchString(na) {
+			t.Errorf("NOT ASSESSABLE rows %q", na)
+		}
+		fits(t, ctx, shots, "9-log-precheck", true)
+
+		time.Sleep(time.Until(sent.Add(5200 * time.Millisecond))) // the published minimum interval
+		run(t, ctx, chromedp.Click(chromedp.ID("pc-audit")), chromedp.WaitReady(chromedp.CSS(`#rv-check[data-outcome]`)))
+		if o := eval[string](t, ctx, `document.getElementById('rv-check').dataset.outcome`); o != "pass" {
+			t.Fatalf("the masked log's report: outcome %q: %s", o, eval[string](t, ctx, `document.getElementById('rv-check').textContent`))
+		}
+		if txt := eval[string](t, ctx, `document.getElementById('rv-check').textContent`); !strings.Contains(txt, fe["criteria_digest"].(string)) {
+			t.Errorf("the check does not tie the report to the digest: %q", txt)
+		}
+		if n := eval[int](t, ctx, `document.querySelectorAll('#rv-result .panel').length`); n != 7 {
+			t.Errorf("%d factor panels", n)
+		}
+		for _, p := range eval[[]string](t, ctx, `[...document.querySelectorAll('#rv-result .panel[data-status="NOT ASSESSABLE"]')].map(p => p.textContent)`) {
+			if regexp.MustCompile(`[0-9]`).MatchString(p) {
+				t.Errorf("a NOT ASSESSABLE panel shows a number: %q", p)
+			}
+		}
+		if txt := strings.ToLower(eval[string](t, ctx, `[...document.querySelectorAll('#rv-result .panels, #rv-result .verdict, #rv-result dl')].map(e => e.textContent).join(' ')`)); strings.Contains(txt, "score") || strings.Contains(txt, "grade") {
+			t.Errorf("the report view shows a score or a grade: %q", txt)
+		}
+		fits(t, ctx, shots, "9-log-report", true)
+		var page map[string]any
+		if err := json.Unmarshal([]byte(eval[string](t, ctx, `document.getElementById('rv-text').value`)), &page); err != nil {
+			t.Fatal(err)
+		}
+
+		// The submitted log, audited directly, says what the masked one said.
+		time.Sleep(5200 * time.Millisecond)
+		r, err := http.Post(base+"/v1/forget-envelope/audit", "application/json", strings.NewReader(feLog))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var direct map[string]any
+		json.NewDecoder(r.Body).Decode(&direct)
+		r.Body.Close()
+		if r.StatusCode != 200 {
+			t.Fatalf("direct audit: %d %v", r.StatusCode, direct)
+		}
+		prefix := func(doc map[string]any) string {
+			v, _ := doc["verdict_line"].(string)
+			return strings.TrimSuffix(v, " — "+fmt.Sprint(doc["check_end"]))
+		}
+		if prefix(page) != prefix(direct) || !strings.HasPrefix(prefix(direct), "FORGET ENVELOPE — events: 5 ") {
+			t.Errorf("verdicts differ:\n page   %s\n direct %s", prefix(page), prefix(direct))
+		}
+		pf, _ := json.Marshal(page["factors"])
+		df, _ := json.Marshal(direct["factors"])
+		if !bytes.Equal(pf, df) {
+			t.Errorf("factors differ:\n page   %s\n direct %s", pf, df)
+		}
 	})
 
 	// Keyboard only: from the top of a fresh page, Tab and Enter reach every control of each view.
@@ -536,6 +699,7 @@ func TestBrowser(t *testing.T) {
 			open()
 			tabTo("tab-" + view)
 			run(t, ctx, chromedp.KeyEvent("\r"))
+			fits(t, ctx, shots, "7-empty-"+view, true)
 			switch view {
 			case "precheck":
 				tabTo("pc-text")
@@ -579,6 +743,31 @@ func TestBrowser(t *testing.T) {
 		if err != nil || pu.Hostname() != "127.0.0.1" {
 			t.Errorf("a request left the loopback: %s", u)
 		}
+	}
+}
+
+// feLog is the worked example of docs/forget-envelope.md with a canary in every identifier and a
+// second forget without an envelope.
+const feLog = `{"format":"mutation-log","forget_mode":"transitional","scope_dimensions":["tenant","agent","session"],
+ "principals":[{"id":"canary-owner","grants":[{"tenant":"canary-A","agent":"canary-7","session":"canary-s1"}]},
+               {"id":"canary-other","grants":[{"tenant":"canary-A","agent":"canary-7"}]}],
+ "events":[
+  {"seq":1,"op":"write","key":{"scope":{"tenant":"canary-A","agent":"canary-7","session":"canary-s1"},"name":"canary-pref"},"principal":"canary-owner","version":1},
+  {"seq":2,"op":"forget","key":{"scope":{"tenant":"canary-A","agent":"canary-7","session":"canary-s1"},"name":"canary-pref"},"principal":"canary-owner","envelope":["canary-owner"]},
+  {"seq":3,"op":"reassign","session":{"tenant":"canary-A","agent":"canary-7","session":"canary-s1"},"principal":"canary-other","to":"canary-other"},
+  {"seq":4,"op":"write","key":{"scope":{"tenant":"canary-a","agent":"canary-7","session":"canary-s1"},"name":" canary-Pref"},"principal":"canary-other","version":2},
+  {"seq":5,"op":"forget","key":{"scope":{"tenant":"canary-A"},"name":"canary-never-written"},"principal":"canary-owner"}],
+ "snapshot":[{"key":{"scope":{"tenant":"canary-A","agent":"canary-7","session":"canary-s1"},"name":"canary-pref"},"version":1}]}`
+
+func getJSON(t *testing.T, u string, v any) {
+	t.Helper()
+	r, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	if err := json.NewDecoder(r.Body).Decode(v); err != nil {
+		t.Fatalf("%s: %v", u, err)
 	}
 }
 

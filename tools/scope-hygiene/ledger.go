@@ -6,6 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/scopehygiene/scope-hygiene/server/metrics"
@@ -51,6 +54,54 @@ func toRow(e store.LedgerEntry) ledgerRow {
 		CriteriaVersion: e.CriteriaVersion, VerdictLine: e.VerdictLine, Op: e.Op, UndeclaredClusters: e.UndeclaredClusters, House: e.House}
 }
 
+// devChainStore is where `scope-hygiene dev-chain` keeps its store: the store file under its
+// -dir (env SCOPE_HYGIENE_DEV_DIR, default var/dev-chain; devchain.go).
+func devChainStore() string {
+	dir := os.Getenv("SCOPE_HYGIENE_DEV_DIR")
+	if dir == "" {
+		dir = "var/dev-chain"
+	}
+	return filepath.Join(dir, "scope-hygiene.db")
+}
+
+// defaultLedgerStore finds the ledger when neither -store nor SCOPE_HYGIENE_STORE names it: the
+// store `serve` uses by default (var/scope-hygiene.db) or the one `dev-chain` uses; when both
+// exist, the one written last. Unless it reads serve's store alone, it says on stderr which store
+// it reads, and where the other is.
+func defaultLedgerStore(fs *flag.FlagSet, spec string, stderr io.Writer) string {
+	set := os.Getenv(envName("store")) != ""
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "store" })
+	if set {
+		return spec
+	}
+	type candidate struct {
+		path, by string
+		mod      time.Time
+	}
+	var found []candidate
+	for _, c := range []candidate{{path: strings.TrimPrefix(spec, "sqlite:"), by: "serve"}, {path: devChainStore(), by: "dev-chain"}} {
+		if st, err := os.Stat(c.path); err == nil && st.Mode().IsRegular() {
+			c.mod = st.ModTime()
+			found = append(found, c)
+		}
+	}
+	switch len(found) {
+	case 0:
+		fmt.Fprintf(stderr, "ledger: no store at %s (serve's default) or %s (dev-chain's); give -store\n", strings.TrimPrefix(spec, "sqlite:"), devChainStore())
+		return spec
+	case 2:
+		if found[1].mod.After(found[0].mod) {
+			found[0], found[1] = found[1], found[0]
+		}
+		fmt.Fprintf(stderr, "ledger: reading sqlite:%s (%s's store, written last); %s's is -store sqlite:%s\n", found[0].path, found[0].by, found[1].by, found[1].path)
+	default:
+		if found[0].by != "serve" { // serve's is the flag's default: nothing to say
+			fmt.Fprintf(stderr, "ledger: reading sqlite:%s (%s's store)\n", found[0].path, found[0].by)
+		}
+	}
+	return "sqlite:" + found[0].path
+}
+
 func ledger(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		if sub, ok := ledgerSubcommands[args[0]]; ok { // ledger_x402.go
@@ -67,6 +118,7 @@ func ledger(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	spec = defaultLedgerStore(fs, spec, stderr)
 	st, err := openExistingStore(ctx, spec)
 	if err != nil {
 		fmt.Fprintln(stderr, "ledger:", err)

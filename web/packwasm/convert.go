@@ -1,6 +1,7 @@
 // Command packwasm is the web page's local converter: package pack and the key-free half of
 // sign.Verify compiled to WebAssembly (GOOS=js GOARCH=wasm), so what the page builds in the
-// browser is, by construction, what `pack` builds and what `scope-hygiene verify` checks.
+// browser is, by construction, what `pack` builds and what `scope-hygiene verify` checks. It
+// also masks a mutation log for the second rule set's private pre-check (web/internal/logmask).
 //
 // The conversion and the message extraction live in this file, which builds on every platform
 // so that ordinary tests compare them with `pack` directly; main_js.go only wires them to

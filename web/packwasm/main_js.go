@@ -5,6 +5,8 @@ package main
 import (
 	"encoding/json"
 	"syscall/js"
+
+	"github.com/scopehygiene/scope-hygiene/web/internal/logmask"
 )
 
 // main publishes globalThis.scopeHygiene and keeps the module alive for the page's calls.
@@ -13,6 +15,7 @@ func main() {
 	api.Set("pack", js.FuncOf(jsPack))
 	api.Set("signedMessage", js.FuncOf(jsSignedMessage))
 	api.Set("publishedKey", js.FuncOf(jsPublishedKey))
+	api.Set("maskLog", js.FuncOf(jsMaskLog))
 	js.Global().Set("scopeHygiene", api)
 	js.Global().Call("dispatchEvent", js.Global().Get("Event").New("scope-hygiene-ready"))
 	select {}
@@ -83,5 +86,21 @@ func jsPublishedKey(_ js.Value, args []js.Value) any {
 	o := js.Global().Get("Object").New()
 	o.Set("keyId", id)
 	o.Set("publicKey", uint8(pub))
+	return o
+}
+
+// jsMaskLog(bytes, salt) → {body, events, masked, dropped, labels} | {error}: a mutation log with
+// every identifier a salted pseudonym (package logmask).
+func jsMaskLog(_ js.Value, args []js.Value) any {
+	body, sum, err := logmask.Mask(bytesOf(args[0]), bytesOf(args[1]))
+	if err != nil {
+		return failure(err)
+	}
+	o := js.Global().Get("Object").New()
+	o.Set("body", uint8(body))
+	o.Set("events", sum.Events)
+	o.Set("masked", sum.Masked)
+	o.Set("dropped", sum.Dropped)
+	o.Set("labels", sum.ScopeLabels)
 	return o
 }

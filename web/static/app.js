@@ -2,7 +2,10 @@
 // from a service answer; text is always set with textContent, never parsed as markup.
 'use strict';
 
-const state = { criteria: null, criteriaBytes: null, engine: null, prepared: null };
+// criteria is v1's document (GET /criteria); sets holds every rule set of GET /criteria/index by
+// criteria id: {entry, doc, bytes}.
+const state = { criteria: null, criteriaBytes: null, engine: null, prepared: null, preparedFor: null, sets: {} };
+const MUTATION_LOG = 'mutation-log';
 
 // ---- small DOM helpers -------------------------------------------------------------------
 function el(tag, attrs, ...children) {
@@ -23,11 +26,14 @@ const $ = (id) => document.getElementById(id);
 const human = (key) => key.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase());
 const fmt = (n) => (typeof n === 'number' ? n.toLocaleString('en-US') : String(n));
 
-// The factors in the order the published factor_rules text numbers them, "(1) scope_presence: …";
-// a factor the text does not number goes last. The order is the criteria's, not a ranking.
-function inOrder(names) {
-  const text = (state.criteria && state.criteria.texts && state.criteria.texts.factor_rules) || '';
-  const at = (n) => { const i = text.search(new RegExp('\\(\\d+\\) ' + n + ':')); return i < 0 ? Infinity : i; };
+// The factors in the order the published factor_rules text numbers them, "(1) scope_presence: …",
+// "(5) reopens (terminal mode): …";
+// a factor the text does not number goes last. The order is the criteria's, not a ranking. crit is
+// the rule set's document (v1's when not given).
+function inOrder(names, crit) {
+  const c = crit || state.criteria;
+  const text = (c && c.texts && c.texts.factor_rules) || '';
+  const at = (n) => { const i = text.search(new RegExp('\\(\\d+\\) ' + n + '(:| \\()')); return i < 0 ? Infinity : i; };
   return [...names].sort((a, b) => at(a) - at(b) || (a < b ? -1 : a > b ? 1 : 0));
 }
 
@@ -66,8 +72,20 @@ function fact(label, value, extra, mono) {
     el('span', { class: mono ? 'value mono' : 'value', text: value }), extra ? el('span', { class: 'extra', text: extra }) : null);
 }
 
+const numberWords = { 5: 'five', 7: 'seven' };
+function factorCount(crit) {
+  const n = crit.kind === MUTATION_LOG ? Object.keys(crit.gates || {}).length : Object.keys(Object.values(Object.values(crit.assessability_matrix || {})[0] || {})[0] || {}).length;
+  return numberWords[n] || String(n);
+}
+
 function renderCriteria(c) {
   $('criteria-line').textContent = `${c.criteria_id} · revision ${c.criteria_revision}`;
+  const log = c.kind === MUTATION_LOG;
+  $('cr-lede').textContent = log
+    ? `The audit states ${factorCount(c)} factors of one mutation log (writes, forgets, reopens and session reassignments of a memory store), one by one, under published criteria. Each factor stands on its own; a factor the log cannot support is NOT ASSESSABLE with its reason and carries no number. Everything below is read from GET /criteria/${c.criteria_id} as the service serves it.`
+    : `The audit states ${factorCount(c)} factors of one memory-store export, one by one, under published criteria. Everything below is read from GET /criteria as the service serves it.`;
+  const caps = log ? fact('Caps', `${fmt(c.caps.events_per_audit)} events`, `${fmt(c.caps.body_bytes)} bytes per body, ${fmt(c.caps.snapshot_entries)} snapshot entries`)
+    : fact('Caps', `${fmt(c.caps.records_per_audit)} records`, `${fmt(c.caps.body_bytes)} bytes per body`);
   const facts = $('facts');
   facts.replaceChildren(
     fact('Criteria', c.criteria_id, `revision ${c.criteria_revision}`),
@@ -77,13 +95,18 @@ function renderCriteria(c) {
       el('span', { class: 'value' }, c.price.label, ' ', el('span', { class: 'tag', text: c.price.status })),
       el('span', { class: 'extra', text: c.price.basis })),
     fact('Free pre-check', `${fmt(c.free_tier.per_day)} per day`, `at least ${fmt(c.free_tier.min_interval_ms)} ms apart`),
-    fact('Caps', `${fmt(c.caps.records_per_audit)} records`, `${fmt(c.caps.body_bytes)} bytes per body`),
+    caps,
     fact('Report signing key', c.report_signing_key.key_id, c.report_signing_key.alg, true),
   );
 
   const matrix = $('matrix');
   matrix.replaceChildren();
-  for (const [family, forms] of Object.entries(c.assessability_matrix)) {
+  $('matrix-heading').textContent = log ? 'Assessability gates by factor' : 'Assessability by family and form';
+  $('matrix-hint').textContent = log
+    ? 'Each factor\'s gates are tried in order; the first that holds makes the factor NOT ASSESSABLE with this exact reason, and it then carries no number. The pre-check reads the same log facts.'
+    : 'What each factor can be for each family and form, with the published note for each cell.';
+  if (log) renderGates(c, matrix);
+  for (const [family, forms] of Object.entries(log ? {} : c.assessability_matrix)) {
     const fam = c.families[family] || {};
     const factors = inOrder(Object.keys(Object.values(forms)[0] || {}));
     const table = el('table', { class: 'matrix' },
@@ -105,6 +128,25 @@ function renderCriteria(c) {
       el('p', { text: r.text }), el('p', { class: 'hint', text: 'source: ' + r.source }))));
   filterTexts();
 }
+
+// renderGates shows a mutation-log rule set's gates (factor by factor, in order) and its refusals.
+function renderGates(c, box) {
+  const factors = inOrder(Object.keys(c.gates), c);
+  box.append(el('div', { class: 'scroll', tabindex: '0', 'aria-label': 'assessability gates' }, el('table', { class: 'matrix gates' },
+    el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'factor' }), el('th', { scope: 'col', text: 'NOT ASSESSABLE when, in order' }))),
+    el('tbody', {}, factors.map((f) => el('tr', { 'data-factor': f }, el('th', { scope: 'row', text: human(f) }),
+      el('td', {}, el('ol', { class: 'gates' }, c.gates[f].map((g) => el('li', {}, el('code', { text: g.when }), ' → ', el('span', { class: 'note', text: g.reason })))))))))));
+  box.append(el('h3', { text: 'Refusals, in the order they are checked' }),
+    el('p', { class: 'hint', text: (c.texts && c.texts.refusal_rule) || '' }),
+    el('ol', { class: 'refusals' }, (c.refusals || []).map((r) => el('li', {}, el('code', { text: r })))));
+}
+
+// showSet puts one rule set in the explorer.
+function showSet(id) {
+  const set = state.sets[id];
+  if (set && set.doc) renderCriteria(set.doc);
+}
+$('cr-set').addEventListener('change', () => showSet($('cr-set').value));
 
 function filterTexts() {
   const q = $('text-search').value.trim().toLowerCase();
@@ -128,9 +170,9 @@ $('text-search').addEventListener('input', filterTexts);
 // ---- refusals ----------------------------------------------------------------------------
 // One line for a refusal: the clause of the published malformed-submission text that names the
 // rule, or, for the service's own gates, the published numbers the answer carries.
-function explainRefusal(r) {
-  const c = state.criteria;
-  const text = c && c.texts && c.texts.malformed_rule;
+function explainRefusal(r, crit) {
+  const c = crit || state.criteria;
+  const text = c && c.texts && (c.texts.malformed_rule || c.texts.refusal_rule);
   if (text && text.includes('(' + r.rule + ')')) {
     const clause = text.split(/[;:]/).find((s) => s.includes('(' + r.rule + ')'));
     if (clause) return clause.trim().replace(/\.$/, '').replace(/^./, (ch) => ch.toUpperCase()) + '.';
@@ -140,15 +182,16 @@ function explainRefusal(r) {
     case 'free_tier_interval': return `Free pre-checks from one caller are at least ${fmt(r.min_interval_ms)} ms apart; try again in ${fmt(r.retry_after_ms)} ms.`;
     case 'free_tier_daily': return 'The free pre-checks of this caller for today are used up.';
     case 'caller_invalid': return 'The caller member is not a Solana public key.';
+    case 'export_required': return 'The body is not one well-formed JSON object.';
     default: return 'The service refused the body under this rule.';
   }
 }
 
-function renderRefusal(r) {
+function renderRefusal(r, crit) {
   const nums = Object.entries(r).filter(([k, v]) => typeof v === 'number');
   return el('div', { class: 'refusal', role: 'alert' },
     el('p', { class: 'refused' }, 'Refused under rule ', el('code', { class: 'rule', text: r.rule })),
-    el('p', { text: explainRefusal(r) }),
+    el('p', { text: explainRefusal(r, crit) }),
     nums.length ? el('dl', { class: 'counts' }, nums.map(([k, v]) => [el('dt', { text: human(k) }), el('dd', { text: fmt(v) })])) : null);
 }
 
@@ -164,7 +207,26 @@ $('pc-file').addEventListener('change', (ev) => {
   if (/\.af$/i.test(f.name)) $('pc-source').value = 'letta-af';
   else if (/\.jsonl$/i.test(f.name)) $('pc-source').value = 'claims-jsonl';
   $('pc-preview').hidden = true;
+  sourceChanged();
 });
+
+// The rule set a source is checked under: a mutation log goes to the served rule set of that
+// kind, everything else to v1.
+function setFor(source) {
+  if (source !== MUTATION_LOG) return null;
+  return Object.values(state.sets).find((s) => s.doc && s.doc.kind === MUTATION_LOG) || null;
+}
+
+const hashLabels = {
+  export: 'Hash-only: each content text becomes its SHA-256 on this machine, and metadata keeps only the sharing markers',
+  log: 'Private: every key name, scope value, principal id and envelope entry becomes a pseudonym made here with a random key that never leaves this tab, keeping exactly the equalities the rules read; members the audit does not read are dropped',
+};
+function sourceChanged() {
+  const log = $('pc-source').value === MUTATION_LOG;
+  $('pc-hash-label').textContent = log ? hashLabels.log : hashLabels.export;
+  $('pc-preview').hidden = true;
+}
+$('pc-source').addEventListener('change', sourceChanged);
 $('pc-text').addEventListener('input', () => { fileBytes = null; fileName = 'pasted.json'; $('pc-file').value = ''; $('pc-preview').hidden = true; });
 
 function pcError(msg) {
@@ -190,6 +252,9 @@ $('pc-prepare').addEventListener('click', async () => {
   const bytes = fileBytes || new TextEncoder().encode($('pc-text').value);
   if (!bytes.length) { pcError('Choose a file or paste an export first.'); return; }
   const source = $('pc-source').value;
+  if (source === MUTATION_LOG) { prepareLog(bytes); return; }
+  state.preparedFor = null;
+  $('pc-route').textContent = 'POST /precheck';
   const out = state.engine.pack(source, fileName, bytes, $('pc-hash').checked);
   if (out.error) { state.prepared = null; $('pc-preview').hidden = true; pcError('Not prepared: ' + out.error); return; }
   const text = new TextDecoder().decode(out.body);
@@ -214,20 +279,74 @@ $('pc-prepare').addEventListener('click', async () => {
   $('pc-send').focus();
 });
 
+// prepareLog masks a mutation log here (web/internal/logmask in the WebAssembly module) with a
+// fresh random key, or takes it as it is when the visitor unticks the box.
+function prepareLog(bytes) {
+  const set = setFor(MUTATION_LOG);
+  if (!set) { pcError('This service serves no mutation-log rule set.'); return; }
+  let body = bytes;
+  let out = null;
+  if ($('pc-hash').checked) {
+    out = state.engine.maskLog(bytes, crypto.getRandomValues(new Uint8Array(32)));
+    if (out.error) { pcError('Not prepared: ' + out.error + '.'); return; }
+    body = out.body;
+  }
+  let doc = null;
+  try { doc = JSON.parse(new TextDecoder().decode(body)); } catch (e) { doc = null; }
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) { pcError('Not prepared: the log is not one JSON object.'); return; }
+  state.prepared = body;
+  state.preparedFor = set;
+  $('pc-route').textContent = 'POST ' + set.entry.precheck;
+  const events = Array.isArray(doc.events) ? doc.events.length : 0;
+  $('pc-summary').replaceChildren(
+    el('li', {}, el('strong', { text: fmt(body.length) }), ' bytes, ', el('strong', { text: fmt(events) }), ` events, forget mode ${doc.forget_mode}, for ${set.entry.criteria_id}`),
+    out
+      ? el('li', {}, `No identifier leaves this machine: ${fmt(out.masked)} distinct key names, scope values and principal ids are pseudonyms; the ${fmt(out.labels)} scope dimension names are kept (the report prints them).`)
+      : el('li', { class: 'warn' }, 'Identifiers leave this machine: the log is sent as it is. Tick the box to send pseudonyms instead.'),
+    el('li', {}, 'No wallet and no caller member: the service keys the free allowance by your client address.'),
+  );
+  const notes = out ? [`${fmt(out.dropped)} members the audit does not read dropped (caller and unknown members)`,
+    'Seqs, versions, operations, envelopes and authority checks are kept as written'] : [];
+  $('pc-notes').replaceChildren(...notes.map((n) => el('li', { text: n })));
+  $('pc-notes-box').hidden = notes.length === 0;
+  $('pc-body').textContent = JSON.stringify(doc, null, 2);
+  $('pc-preview').hidden = false;
+  $('pc-send').focus();
+}
+
+// post sends the prepared body to a route and returns the exact answer bytes and their parse.
+async function post(route) {
+  const res = await fetch(route, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: state.prepared });
+  const raw = new Uint8Array(await res.arrayBuffer());
+  let doc = null;
+  try { doc = JSON.parse(new TextDecoder().decode(raw)); } catch (e) { doc = null; }
+  return { res, raw, doc };
+}
+
+function toVerifier(raw) {
+  $('rv-file').value = ''; rvBytes = raw; $('rv-text').value = new TextDecoder().decode(raw); show('report'); verify();
+}
+
 $('pc-send').addEventListener('click', async () => {
   if (!state.prepared) return;
   $('pc-send').disabled = true;
+  const set = state.preparedFor;
+  const crit = set ? set.doc : state.criteria;
   try {
-    const res = await fetch('/precheck', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: state.prepared });
-    const raw = new Uint8Array(await res.arrayBuffer());
-    let doc = null;
-    try { doc = JSON.parse(new TextDecoder().decode(raw)); } catch (e) { doc = null; }
+    const { res, raw, doc } = await post(set ? set.entry.precheck : '/precheck');
     const box = $('pc-result');
-    if (doc && doc.kind === 'refusal') box.replaceChildren(renderRefusal(doc));
+    if (doc && doc.kind === 'refusal') box.replaceChildren(renderRefusal(doc, crit));
     else if (doc && doc.kind === 'precheck_result') {
       box.replaceChildren(renderPrecheck(doc),
         el('button', { type: 'button', class: 'secondary', id: 'pc-to-verify' }, 'Verify this signed answer'));
-      $('pc-to-verify').addEventListener('click', () => { $('rv-file').value = ''; rvBytes = raw; $('rv-text').value = new TextDecoder().decode(raw); show('report'); verify(); });
+      $('pc-to-verify').addEventListener('click', () => toVerifier(raw));
+      // An unpriced rule set's audit is free under the pre-check's allowance: offer it.
+      if (set && set.entry.price && set.entry.price.usdc_units === 0) {
+        const gap = crit.free_tier ? crit.free_tier.min_interval_ms : 0;
+        box.append(' ', el('button', { type: 'button', class: 'primary', id: 'pc-audit' }, `Get the signed audit: POST ${set.entry.audit} (free)`),
+          el('p', { class: 'hint', text: `The same body. Free calls of one caller are at least ${fmt(gap)} ms apart.` }));
+        $('pc-audit').addEventListener('click', () => freeAudit(set, crit));
+      }
     } else box.replaceChildren(el('p', { class: 'error', text: `The service answered HTTP ${res.status} without a result this page knows.` }));
     $('pc-answer').hidden = false;
   } catch (e) {
@@ -236,6 +355,22 @@ $('pc-send').addEventListener('click', async () => {
     $('pc-send').disabled = false;
   }
 });
+
+async function freeAudit(set, crit) {
+  const button = $('pc-audit');
+  button.disabled = true;
+  try {
+    const { res, raw, doc } = await post(set.entry.audit);
+    if (doc && doc.kind === 'audit_report') { toVerifier(raw); return; }
+    const box = $('pc-result');
+    box.append(doc && doc.kind === 'refusal' ? renderRefusal(doc, crit)
+      : el('p', { class: 'error', text: `The service answered HTTP ${res.status} without a result this page knows.` }));
+  } catch (e) {
+    pcError('The audit could not reach the service.');
+  } finally {
+    button.disabled = false;
+  }
+}
 
 // Dropping a file on a step card is the same as choosing it in that card's file input.
 function dropInto(zone, input) {
@@ -255,25 +390,36 @@ dropInto($('rv-drop'), $('rv-file'));
 // ---- rendering results -------------------------------------------------------------------
 const NA = 'NOT ASSESSABLE';
 
+// critOf is the document of the rule set a result names (v1's when the page does not know it).
+function critOf(doc) {
+  const set = doc && state.sets[doc.criteria_id];
+  return (set && set.doc) || state.criteria;
+}
+
 function meta(doc) {
-  const items = [['Family', doc.family + (doc.variant ? ' (' + doc.variant + ')' : '')], ['Form', doc.form],
-    ['Records', fmt(doc.records)], ['Live', fmt(doc.live)], ['Criteria', `${doc.criteria_id} ${doc.criteria_revision}`],
-    [doc.kind === 'audit_report' ? 'Checked' : 'Pre-checked', doc.check_end || doc.checked_at]];
-  return el('dl', { class: 'meta' }, items.map(([k, v]) => el('div', {}, el('dt', { text: k }), el('dd', { text: v }))));
+  const log = doc.forget_mode !== undefined;
+  const items = log
+    ? [['Forget mode', doc.forget_mode], ['Events', fmt(doc.events)], doc.forgets !== undefined ? ['Forgets', fmt(doc.forgets)] : null]
+    : [['Family', doc.family + (doc.variant ? ' (' + doc.variant + ')' : '')], ['Form', doc.form], ['Records', fmt(doc.records)], ['Live', fmt(doc.live)]];
+  items.push(['Criteria', `${doc.criteria_id} ${doc.criteria_revision}`], [doc.kind === 'audit_report' ? 'Checked' : 'Pre-checked', doc.check_end || doc.checked_at]);
+  return el('dl', { class: 'meta' }, items.filter(Boolean).map(([k, v]) => el('div', {}, el('dt', { text: k }), el('dd', { text: v }))));
 }
 
 function renderPrecheck(doc) {
-  const rows = inOrder(Object.keys(doc.factors)).map((f) => {
+  const published = Boolean(doc.matrix_row);
+  const rows = inOrder(Object.keys(doc.factors), critOf(doc)).map((f) => {
     const s = doc.factors[f];
     const m = (doc.matrix_row || {})[f] || {};
     return el('tr', { 'data-factor': f }, el('th', { scope: 'row', text: human(f) }),
       el('td', {}, el('span', { class: 'status', text: s.status }), s.reason ? el('span', { class: 'note', text: s.reason }) : null),
-      el('td', {}, el('span', { class: 'status', text: m.status || '' }), el('span', { class: 'note', text: m.note || '' })));
+      published ? el('td', {}, el('span', { class: 'status', text: m.status || '' }), el('span', { class: 'note', text: m.note || '' })) : null);
   });
+  const what = doc.forget_mode !== undefined ? 'log' : 'export';
   return el('div', { class: 'precheck' }, meta(doc),
-    el('p', { class: 'hint', text: 'A pre-check computes no factor: it says which factors this export can support.' }),
-    el('div', { class: 'scroll' }, el('table', { class: 'matrix' },
-      el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'factor' }), el('th', { scope: 'col', text: 'for this export' }), el('th', { scope: 'col', text: 'published for the family and form' }))),
+    el('p', { class: 'hint', text: `A pre-check computes no factor: it says which factors this ${what} can support.` }),
+    el('div', { class: 'scroll' }, el('table', { class: published ? 'matrix' : 'matrix narrow' },
+      el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'factor' }), el('th', { scope: 'col', text: `for this ${what}` }),
+        published ? el('th', { scope: 'col', text: 'published for the family and form' }) : null)),
       el('tbody', {}, rows))));
 }
 
@@ -299,12 +445,19 @@ function factorPanel(name, f) {
     return panel;
   }
   const counts = [];
+  const lists = [];
   for (const [k, v] of Object.entries(f)) {
     if (isRate(v)) panel.append(rate(k === 'rate' ? 'Rate' : human(k), v));
     else if (typeof v === 'number') counts.push([k, v]);
+    else if (Array.isArray(v) && (/(^|_)(seqs|indexes)$/.test(k) || k === 'without_envelope')) lists.push([k, v]);
   }
   if (f.by_subcheck) for (const [k, v] of Object.entries(f.by_subcheck)) counts.push(['conflicts: ' + k, v]);
   panel.append(el('dl', { class: 'counts' }, counts.map(([k, v]) => el('div', {}, el('dt', { text: human(k) }), el('dd', { text: fmt(v) })))));
+  // Event seqs and snapshot indexes (mutation logs): where to look in the log, never a value.
+  if (lists.length) {
+    panel.append(el('dl', { class: 'lists' }, lists.map(([k, v]) => el('div', {}, el('dt', { text: human(k) + (k === 'without_envelope' ? ' (seqs)' : '') }),
+      el('dd', {}, v.length ? v.map((n) => el('code', { class: 'chip', text: String(n) })) : el('span', { class: 'hint', text: 'none' }))))));
+  }
   return panel;
 }
 
@@ -324,8 +477,9 @@ function clusterTable(clusters) {
 function renderReport(doc) {
   const out = [el('div', { class: 'verdict' }, el('span', { class: 'label', text: 'Verdict line, as signed' }), el('p', { class: 'line', text: doc.verdict_line })), meta(doc)];
   const panels = el('div', { class: 'panels' });
-  for (const name of inOrder(Object.keys(doc.factors))) panels.append(factorPanel(name, doc.factors[name]));
-  out.push(el('h2', { text: 'The five factors, one by one' }), panels);
+  const names = inOrder(Object.keys(doc.factors), critOf(doc));
+  for (const name of names) panels.append(factorPanel(name, doc.factors[name]));
+  out.push(el('h2', { text: `The ${numberWords[names.length] || names.length} factors, one by one` }), panels);
   const cs = doc.factors.cross_scope_clusters;
   if (cs && cs.status !== NA) {
     out.push(el('h2', { text: 'Cross-scope identical-content clusters' }),
@@ -369,7 +523,7 @@ $('rv-verify').addEventListener('click', () => verify());
 
 function check(ok, text) {
   return el('li', { class: ok === true ? 'ok' : ok === false ? 'no' : 'skip' },
-    el('span', { class: 'mark', 'aria-hidden': 'true', text: ok === true ? '✓' : ok === false ? '✗' : '–' }), text);
+    el('span', { class: 'mark', 'aria-hidden': 'true', text: ok === true ? '✓' : ok === false ? '✗' : '–' }), el('span', { class: 'what', text }));
 }
 
 async function verify() {
@@ -391,11 +545,15 @@ async function verify() {
   const finish = (cls, title) => { box.classList.add(cls); box.dataset.outcome = cls; head.textContent = title; };
   if (!bytes.length) { finish('fail', 'Nothing to verify'); list.append(check(false, 'Choose a saved result or paste it first.')); return; }
   if (!state.engine || !state.criteriaBytes) { finish('fail', 'Not checked'); list.append(check(false, 'The local converter or the criteria did not load.')); return; }
-  const key = state.engine.publishedKey(state.criteriaBytes);
-  if (key.error) { finish('fail', 'Not checked'); list.append(check(false, 'The key /criteria publishes: ' + key.error)); return; }
-  const m = state.engine.signedMessage(bytes);
   let doc = null;
   try { doc = JSON.parse(new TextDecoder().decode(bytes)); } catch (e) { doc = null; }
+  // The key is the one the result's own criteria document publishes (every rule set of this
+  // service signs with the service's key; the document says which).
+  const set = doc && typeof doc === 'object' ? state.sets[doc.criteria_id] : null;
+  const docName = set && set.doc !== state.criteria ? set.entry.document : '/criteria';
+  const key = state.engine.publishedKey(set && set.bytes ? set.bytes : state.criteriaBytes);
+  if (key.error) { finish('fail', 'Not checked'); list.append(check(false, `The key ${docName} publishes: ` + key.error)); return; }
+  const m = state.engine.signedMessage(bytes);
   if (m.error) {
     finish('fail', 'Does not verify');
     list.append(check(false, `The bytes: ${m.error}.`));
@@ -405,8 +563,14 @@ async function verify() {
   }
   list.append(check(true, `The bytes are exactly the RFC 8785 canonical form of the result, with a well-formed signature block (${fmt(bytes.length)} bytes).`));
   const sameKey = m.keyId === key.keyId;
-  list.append(check(sameKey, sameKey ? `It names the key /criteria publishes: ${key.keyId}.` : `It names key ${m.keyId}; /criteria publishes ${key.keyId}.`));
+  list.append(check(sameKey, sameKey ? `It names the key ${docName} publishes: ${key.keyId}.` : `It names key ${m.keyId}; ${docName} publishes ${key.keyId}.`));
   if (!sameKey) { finish('fail', 'Does not verify'); return; }
+  if (set) {
+    const same = doc.criteria_digest === set.entry.criteria_digest;
+    list.append(check(same ? true : null, same
+      ? `It is tied to ${doc.criteria_id} revision ${doc.criteria_revision}, program digest ${doc.criteria_digest}, which this service serves now.`
+      : `It names ${doc.criteria_id} revision ${doc.criteria_revision} with digest ${doc.criteria_digest}; this service now serves ${set.entry.criteria_digest} (another revision).`));
+  }
   if (!(window.crypto && crypto.subtle)) {
     finish('unsupported', 'Not checked: this browser has no WebCrypto');
     list.append(check(null, 'WebCrypto is not available here (it needs a secure context such as https or localhost). Use scope-hygiene verify instead.'));
@@ -432,18 +596,45 @@ async function verify() {
 
 function renderVerified(doc, result) {
   if (doc.kind === 'audit_report') result.replaceChildren(...renderReport(doc));
-  else if (doc.kind === 'precheck_result') result.replaceChildren(el('h2', { text: 'Pre-check answer' }), renderPrecheck(doc));
+  else if (doc.kind === 'precheck_result') result.replaceChildren(el('h2', { text: `Pre-check answer (${doc.criteria_id})` }), renderPrecheck(doc));
   else result.replaceChildren(el('p', { class: 'hint', text: 'A signed result of a kind this page does not render.' }));
 }
 
 // ---- start -------------------------------------------------------------------------------
+// loadSets reads GET /criteria/index and every other rule set's document, for the explorer's
+// chooser, the mutation-log pre-check and the verifier's keys.
+async function loadSets() {
+  const res = await fetch('/criteria/index');
+  if (!res.ok) return;
+  const index = await res.json();
+  const select = $('cr-set');
+  select.replaceChildren();
+  for (const entry of index.criteria || []) {
+    if (entry.criteria_id === state.criteria.criteria_id) {
+      state.sets[entry.criteria_id].entry = entry;
+    } else {
+      const r = await fetch(entry.document);
+      const bytes = new Uint8Array(await r.arrayBuffer());
+      state.sets[entry.criteria_id] = { entry, bytes, doc: JSON.parse(new TextDecoder().decode(bytes)) };
+    }
+    select.append(el('option', { value: entry.criteria_id, text: `${entry.criteria_id} (revision ${entry.criteria_revision})` }));
+  }
+  select.value = state.criteria.criteria_id;
+  const log = $('pc-source').querySelector(`option[value="${MUTATION_LOG}"]`);
+  if (log) log.disabled = !setFor(MUTATION_LOG);
+}
+
 async function start() {
   loadEngine();
   try {
     const res = await fetch('/criteria');
     state.criteriaBytes = new Uint8Array(await res.arrayBuffer());
     state.criteria = JSON.parse(new TextDecoder().decode(state.criteriaBytes));
+    state.sets[state.criteria.criteria_id] = { entry: { criteria_id: state.criteria.criteria_id, criteria_digest: state.criteria.criteria_digest,
+      document: '/criteria', precheck: '/precheck', audit: '/audit', price: { usdc_units: state.criteria.price.usdc_units_per_call } },
+    doc: state.criteria, bytes: state.criteriaBytes };
     renderCriteria(state.criteria);
+    await loadSets();
   } catch (e) {
     $('criteria-line').textContent = 'The criteria could not be loaded from this service.';
   }
