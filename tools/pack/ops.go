@@ -273,7 +273,15 @@ func printEvent(w io.Writer, op string, ev *portability.Event, p portability.Pac
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		fmt.Fprintf(w, "  %-24s %s\n", strings.ReplaceAll(k, "_", " "), words(rec[k]))
+		if strings.HasSuffix(k, "sha256") || k == "signature_value" {
+			continue // digests and signatures stay in the log, for machines
+		}
+		v := rec[k]
+		if m, ok := v.(map[string]any); ok && k == "loss_report" {
+			parts, _ := m["parts"].([]any)
+			v = fmt.Sprintf("%s blocking, %s non-blocking, in %d part(s) listed in the log", words(m["blocking"]), words(m["non_blocking"]), len(parts))
+		}
+		fmt.Fprintf(w, "  %-24s %s\n", strings.ReplaceAll(k, "_", " "), words(v))
 	}
 }
 
