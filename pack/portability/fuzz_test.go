@@ -224,3 +224,30 @@ func FuzzLifecycle(f *testing.F) {
 		}
 	})
 }
+
+// FuzzOpen: an event log and a report of any bytes never panic the replay or the report binding,
+// and whatever replays keeps to the profile: a state the profile names, closed claims never
+// acceptable, and no state beyond draft without a trusted seal.
+func FuzzOpen(f *testing.F) {
+	pub, priv := key(f)
+	fo := sealed(f, pub, priv)
+	f.Add(fo.log, fakeReport(3, t0, "S"))
+	f.Add(fo.log[:len(fo.log)/2], []byte(`{"signature":{"value":"x"}}`))
+	f.Add([]byte("{}\n"), []byte("null"))
+	f.Fuzz(func(t *testing.T, log, report []byte) {
+		st, err := Open(Package{Files: fo.files, Log: log}, []ed25519.PublicKey{pub})
+		if st == nil {
+			t.Fatalf("no state: %v", err)
+		}
+		_ = st.BindReport(report, true, "ed25519:svc", func(string) *bool { return nil })
+		if !slices.Contains(lifecycle.States, st.Lifecycle) {
+			t.Fatalf("state %q is not in the profile", st.Lifecycle)
+		}
+		if st.ClosedClaim != "" && st.Acceptable() {
+			t.Fatal("a closed claim verified as acceptable")
+		}
+		if st.Lifecycle != "draft" && st.Lifecycle != "disposed" && st.Seal == nil {
+			t.Fatalf("state %s without a trusted seal", st.Lifecycle)
+		}
+	})
+}
