@@ -404,3 +404,68 @@ func (inv *Inventory) envelopeOmissions(source string, env envelope) {
 			"a member of the file beside the record list, not a memory record")
 	}
 }
+
+// duplicateMembers counts the JSON objects in data (one document or JSON Lines) that name a
+// member twice. encoding/json keeps the last value silently; the count makes that a declared
+// loss instead. A double-encoded document (a JSON string holding JSON) is counted inside.
+func duplicateMembers(data []byte) int {
+	data = bytes.TrimPrefix(data, bom)
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	type frame struct {
+		obj     bool
+		keys    map[string]bool
+		wantKey bool
+		counted bool
+	}
+	var stack []*frame
+	n := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return n
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{':
+				if top != nil && top.obj {
+					top.wantKey = true
+				}
+				stack = append(stack, &frame{obj: true, keys: map[string]bool{}, wantKey: true})
+			case '[':
+				if top != nil && top.obj {
+					top.wantKey = true
+				}
+				stack = append(stack, &frame{})
+			default:
+				stack = stack[:len(stack)-1]
+			}
+		case string:
+			switch {
+			case top != nil && top.obj && top.wantKey:
+				if top.keys[t] && !top.counted {
+					top.counted = true
+					n++
+				}
+				top.keys[t] = true
+				top.wantKey = false
+			default:
+				if top != nil && top.obj {
+					top.wantKey = true
+				}
+				if top == nil && len(t) > 1 && (t[0] == '{' || t[0] == '[') {
+					n += duplicateMembers([]byte(t))
+				}
+			}
+		default:
+			if top != nil && top.obj {
+				top.wantKey = true
+			}
+		}
+	}
+}

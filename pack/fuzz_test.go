@@ -53,7 +53,7 @@ func fuzzPack(t *testing.T, in Inputs, opt Options) {
 		t.Fatal(err)
 	}
 	// Whatever packs makes a package that verifies: every record found its source bytes.
-	built, err := BuildPackage(res, in, []*Submission{res.Submission}, PackageOptions{CaptureTime: time.Unix(1e9, 0), TargetCriteriaID: "c"})
+	built, err := BuildPackage(res, in, []*Submission{res.Submission}, PackageOptions{ID: "urn:uuid:fuzz", Revision: 1, KeepNames: true, CaptureTime: time.Unix(1e9, 0), TargetCriteriaID: "c"})
 	if err != nil {
 		if strings.Contains(err.Error(), "not valid UTF-8") || strings.Contains(err.Error(), "share one name") {
 			return
@@ -251,7 +251,7 @@ func FuzzVerifyPackage(f *testing.F) {
 		f.Fatal(err)
 	}
 	in := Inputs{Records: []File{{Name: "c.jsonl", Data: []byte(`{"id":"a","content_text":"x"}`)}}}
-	built, err := BuildPackage(res, in, []*Submission{res.Submission}, PackageOptions{CaptureTime: time.Unix(1e9, 0), TargetCriteriaID: "c"})
+	built, err := BuildPackage(res, in, []*Submission{res.Submission}, PackageOptions{ID: "urn:uuid:fuzz", Revision: 1, KeepNames: true, CaptureTime: time.Unix(1e9, 0), TargetCriteriaID: "c"})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -63,6 +63,10 @@ func applyHashOnly(recs []Record, opt Options, inv *Inventory) {
 		}
 	}
 	reduced, metaKept, sourced := 0, 0, 0
+	if !opt.KeepMetadata {
+		// metadata is reduced to the markers below: no native member stays under _native
+		clear(inv.kept)
+	}
 	for _, r := range recs {
 		if t, ok := r["content_text"].(string); ok {
 			r["content_hash"] = HashContent(t)

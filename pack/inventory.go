@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"sort"
+	"strings"
+	"time"
 )
 
 // Inventory describes one pack for the caller: what was read, what was produced, what was
@@ -32,6 +34,9 @@ type Inventory struct {
 	SourceValues string `json:"hash_only_source_values,omitempty"`
 	// Omissions lists every part of the input not converted, with counts, blocking or not.
 	Omissions []Omission `json:"omissions"`
+	// ExpiryCutoff is the time expiration dates were compared with (RFC 3339), when one was set:
+	// a record expired before it is marked expired, so the pack's meaning depends on it.
+	ExpiryCutoff string `json:"expiry_cutoff,omitempty"`
 
 	prov     map[string]provenance
 	dropped  map[string]int
@@ -84,20 +89,25 @@ type OutputPart struct {
 }
 
 func newInventory(opt Options) *Inventory {
+	cut := ""
+	if !opt.Cutoff.IsZero() {
+		cut = opt.Cutoff.UTC().Format(time.RFC3339)
+	}
 	return &Inventory{
-		Kind:      "pack_inventory",
-		Note:      "This inventory stays with the caller: the service never asks for it and never stores it.",
-		Source:    string(opt.Source),
-		Unresolv:  map[string]int{},
-		Counts:    map[string]int{},
-		Notes:     []string{},
-		Absent:    []AbsentField{},
-		Omissions: []Omission{},
-		dropped:   map[string]int{},
-		prov:      map[string]provenance{},
-		derived:   map[string]int{},
-		kept:      map[string]bool{},
-		derivedN:  map[string]string{},
+		ExpiryCutoff: cut,
+		Kind:         "pack_inventory",
+		Note:         "This inventory stays with the caller: the service never asks for it and never stores it.",
+		Source:       string(opt.Source),
+		Unresolv:     map[string]int{},
+		Counts:       map[string]int{},
+		Notes:        []string{},
+		Absent:       []AbsentField{},
+		Omissions:    []Omission{},
+		dropped:      map[string]int{},
+		prov:         map[string]provenance{},
+		derived:      map[string]int{},
+		kept:         map[string]bool{},
+		derivedN:     map[string]string{},
 	}
 }
 
@@ -263,4 +273,31 @@ func (inv *Inventory) OmissionTotals() (blocking, nonBlocking int) {
 		}
 	}
 	return blocking, nonBlocking
+}
+
+// Relabel replaces every input file name the inventory carries (inputs, provenance, notes) by
+// the label labels gives it, so that a package can travel without the caller's file names.
+func (inv *Inventory) Relabel(labels map[string]string) {
+	for i := range inv.Inputs {
+		if l, ok := labels[inv.Inputs[i].File]; ok {
+			inv.Inputs[i].File = l
+		}
+	}
+	for id, p := range inv.prov {
+		if l, ok := labels[p.file]; ok {
+			p.file = l
+			inv.prov[id] = p
+		}
+	}
+	names := sortedKeys(labels)
+	// the longest name first, so that a name that contains another is replaced whole
+	sort.SliceStable(names, func(i, j int) bool { return len(names[i]) > len(names[j]) })
+	for i, n := range inv.Notes {
+		for _, name := range names {
+			if name != "" {
+				n = strings.ReplaceAll(n, name, labels[name])
+			}
+		}
+		inv.Notes[i] = n
+	}
 }

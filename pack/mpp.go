@@ -27,6 +27,9 @@ const (
 	SignatureName = "manifest.sig.json" // the detached signature (or the explicit unsigned marker)
 	InventoryName = "inventory.json"    // the inventory (human-facing; digested in the manifest)
 	PackageKindID = "memory_portability_package"
+	// EventLogName is the append-only event log of the package's operations (pack/portability);
+	// it is not sealed: the manifest does not list it and verification reads it separately.
+	EventLogName = "events.jsonl"
 	// PackageProfile names this layout and its rules (docs/pack.md).
 	PackageProfile = "scope-hygiene-pack/1"
 )
@@ -40,10 +43,21 @@ const (
 
 // PackageOptions are the package-level declarations of the operator.
 type PackageOptions struct {
-	// ID is the package identity; empty derives one from the input digests and the options.
+	// ID is the package identity, required: a generated identifier (NewPackageID in
+	// pack/portability) or one the operator gives. It is never derived from file names or
+	// content digests, so two different packages never share one by construction.
 	ID string
 	// Revision numbers the package's revisions (1 for the first).
 	Revision int
+	// PriorRevisionRef is the revision reference ("sha256:" and the hex SHA-256 of the prior
+	// revision's manifest) this revision supersedes; empty for revision 1.
+	PriorRevisionRef string
+	// KeepNames keeps the input file names as given in the manifest and inventory; otherwise
+	// each input is named by a positional label (records-1, history-1, ...).
+	KeepNames bool
+	// EmptySelectionReason, when set, allows a package with no records: an empty authorized
+	// selection, stated with its reason.
+	EmptySelectionReason string
 	// Kind is snapshot or selection; empty chooses selection when the pack is declared
 	// scope-filtered or read search results, snapshot otherwise.
 	Kind string
@@ -66,6 +80,9 @@ type PackageManifest struct {
 	SourceSystem        string          `json:"source_system"`
 	SourceFormatVersion string          `json:"source_format_version"`
 	PackVersion         string          `json:"pack_version"`
+	PriorRevisionRef    string          `json:"prior_revision_ref,omitempty"`
+	NamePolicy          string          `json:"name_policy"`
+	EmptySelection      string          `json:"empty_selection_reason,omitempty"`
 	TargetCriteriaID    string          `json:"target_criteria_id"`
 	Family              string          `json:"family"`
 	Form                string          `json:"form"`
@@ -144,6 +161,24 @@ func BuildPackage(res *Result, in Inputs, parts []*Submission, po PackageOptions
 	if len(parts) == 0 {
 		return nil, errors.New("pack: package: no submission parts")
 	}
+	if po.ID == "" {
+		return nil, errors.New("pack: package: the package id is required")
+	}
+	if po.Revision < 1 || (po.Revision == 1) != (po.PriorRevisionRef == "") {
+		return nil, errors.New("pack: package: revision 1 has no prior revision; every later revision names one")
+	}
+	empty := 0
+	for _, p := range parts {
+		if len(p.Records) == 0 {
+			empty++
+		}
+	}
+	if empty > 0 {
+		if po.EmptySelectionReason == "" || len(parts) != 1 {
+			return nil, errors.New("pack: package: a part holds no records (an empty selection needs its reason stated)")
+		}
+		parts = nil
+	}
 	if po.TargetCriteriaID == "" {
 		return nil, errors.New("pack: package: the target criteria id is required")
 	}
@@ -153,16 +188,30 @@ func BuildPackage(res *Result, in Inputs, parts []*Submission, po PackageOptions
 	inv := res.Inventory
 	files := map[string][]byte{}
 	inputs := map[string][]byte{}
-	for _, fs := range [][]File{in.Records, in.History, in.Episodes, in.Nodes, in.Passages, in.Archives} {
-		for _, f := range fs {
-			if !utf8.ValidString(f.Name) {
-				return nil, errors.New("pack: package: an input file name is not valid UTF-8 (the manifest records names as given): rename the file")
+	labels := map[string]string{}
+	for k, fs := range [][]File{in.Records, in.History, in.Episodes, in.Nodes, in.Passages, in.Archives} {
+		for i, f := range fs {
+			if po.KeepNames && !utf8.ValidString(f.Name) {
+				return nil, errors.New("pack: package: an input file name is not valid UTF-8 (--keep-names records names as given): rename the file")
 			}
 			if prev, dup := inputs[f.Name]; dup && !bytes.Equal(prev, f.Data) {
 				return nil, errors.New("pack: package: two different input files share one name")
 			}
 			inputs[f.Name] = f.Data
+			if _, ok := labels[f.Name]; !ok {
+				labels[f.Name] = inputRoles[k] + "-" + strconv.Itoa(i+1)
+			}
 		}
+	}
+	namePolicy := NamesKept
+	if !po.KeepNames {
+		namePolicy = NamesLabelled
+		inv.Relabel(labels)
+		byLabel := map[string][]byte{}
+		for name, b := range inputs {
+			byLabel[labels[name]] = b
+		}
+		inputs = byLabel
 	}
 	m := &PackageManifest{
 		Kind: PackageKindID, Profile: PackageProfile, Revision: max(po.Revision, 1),
@@ -170,14 +219,20 @@ func BuildPackage(res *Result, in Inputs, parts []*Submission, po PackageOptions
 		SourceFormatVersion: sourceFormats[Source(inv.Source)], PackVersion: Version,
 		TargetCriteriaID: po.TargetCriteriaID, Family: res.Submission.Family, Form: res.Submission.Form,
 		Variant: res.Submission.Variant, DigestAlgorithm: "sha-256", Inputs: inv.Inputs,
-		Omissions: inv.Omissions, Records: []MemberRecord{},
+		Omissions: inv.Omissions, Records: []MemberRecord{}, PackageID: po.ID,
+		PriorRevisionRef: po.PriorRevisionRef, NamePolicy: namePolicy, EmptySelection: po.EmptySelectionReason,
+	}
+	if len(parts) == 0 {
+		m.PackageKind = KindSelection
 	}
 	cut := po.Cutoff
 	if cut.IsZero() {
 		cut = po.CaptureTime
 	}
 	m.Cutoff = cut.UTC().Format(time.RFC3339)
-	m.PackageKind = po.Kind
+	if po.Kind != "" {
+		m.PackageKind = po.Kind
+	}
 	if m.PackageKind == "" {
 		m.PackageKind = KindSnapshot
 		if res.Submission.Manifest != nil && res.Submission.Manifest.ScopeFiltered || hasPart(inv, "mem0: memories not returned by the search") {
@@ -237,16 +292,6 @@ func BuildPackage(res *Result, in Inputs, parts []*Submission, po PackageOptions
 	m.Totals.Records = len(m.Records)
 	m.Totals.Parts = len(parts)
 	m.Totals.OmissionsBlocking, m.Totals.OmissionsNonBlocking = inv.OmissionTotals()
-	if po.ID != "" {
-		m.PackageID = po.ID
-	} else {
-		h := sha256.New()
-		for _, f := range m.Inputs {
-			fmt.Fprintf(h, "%s\x00%s\x00", f.Role, f.SHA256)
-		}
-		fmt.Fprintf(h, "%s\x00%s\x00%s", m.SourceSystem, m.Form, m.Cutoff)
-		m.PackageID = "urn:scope-hygiene:mpp:" + hex.EncodeToString(h.Sum(nil))[:32]
-	}
 	mb, err := CanonicalManifest(m)
 	if err != nil {
 		return nil, err
@@ -254,6 +299,15 @@ func BuildPackage(res *Result, in Inputs, parts []*Submission, po PackageOptions
 	files[ManifestName] = mb
 	return &Built{Files: files, Manifest: m, Digest: "sha256:" + SHA256Hex(mb)}, nil
 }
+
+// Name policies of a manifest: input file names kept as given, or positional labels.
+const (
+	NamesKept     = "kept"
+	NamesLabelled = "labels"
+)
+
+// inputRoles name the input roles in the order of Inputs' lists (the labels' prefixes).
+var inputRoles = []string{"records", "history", "episodes", "nodes", "passages", "archives"}
 
 func hasPart(inv *Inventory, part string) bool {
 	for _, o := range inv.Omissions {
@@ -333,12 +387,28 @@ func SignManifest(manifest []byte, priv ed25519.PrivateKey) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
+// SignatureState is what a package's signature file proves, kept distinct so that nothing but a
+// verified Ed25519 signature by the expected key is ever taken as signature evidence.
+type SignatureState string
+
+// Signature states.
+const (
+	SigVerified   SignatureState = "verified"    // Ed25519 over the manifest, by the key given
+	SigInvalid    SignatureState = "invalid"     // malformed, or does not verify over the manifest
+	SigUnknownKey SignatureState = "unknown_key" // signed by a key other than the one given
+	SigUnsigned   SignatureState = "unsigned"    // the explicit unsigned marker
+	SigMACOnly    SignatureState = "mac_only"    // a shared-secret MAC: no asymmetric evidence
+	SigUnchecked  SignatureState = "unchecked"   // signed, but no key was given to check it
+	SigMissing    SignatureState = "missing"     // no signature file
+)
+
 // Verification is the outcome of VerifyPackage.
 type Verification struct {
 	Manifest   *PackageManifest
 	Digest     string // sha256:<hex> of the manifest bytes
 	Signed     bool
 	SignedBy   string // key id, when signed and checked
+	Signature  SignatureState
 	Mismatches []string
 }
 
@@ -369,8 +439,12 @@ func VerifyPackage(files map[string][]byte, pub ed25519.PublicKey, sources map[s
 	if m.Kind != PackageKindID || m.Profile != PackageProfile {
 		bad("%s: kind or profile is not %s / %s", ManifestName, PackageKindID, PackageProfile)
 	}
+	checkManifestValues(&m, bad)
 	verifySignature(v, files, mb, pub, bad)
-	listed := map[string]bool{ManifestName: true, SignatureName: true}
+	if pub != nil && v.Signature != SigVerified {
+		bad("%s: signature state %s; --key %s asks for a verified signature by that key", SignatureName, v.Signature, KeyID(pub))
+	}
+	listed := map[string]bool{ManifestName: true, SignatureName: true, EventLogName: true}
 	partRecs := map[string][]json.RawMessage{}
 	for _, mem := range m.Members {
 		listed[mem.Path] = true
@@ -467,9 +541,39 @@ func VerifyPackage(files map[string][]byte, pub ed25519.PublicKey, sources map[s
 	return v
 }
 
+// checkManifestValues holds a manifest to the values the published schema allows for the members
+// a verifier relies on (the full schema is checked by the pack command).
+func checkManifestValues(m *PackageManifest, bad func(string, ...any)) {
+	if m.DigestAlgorithm != "sha-256" {
+		bad("%s: digest algorithm %q is not sha-256", ManifestName, m.DigestAlgorithm)
+	}
+	if m.Revision < 1 {
+		bad("%s: revision %d is below 1", ManifestName, m.Revision)
+	}
+	if (m.Revision == 1) != (m.PriorRevisionRef == "") {
+		bad("%s: revision %d and its prior revision reference disagree", ManifestName, m.Revision)
+	}
+	if m.PackageKind != KindSnapshot && m.PackageKind != KindSelection {
+		bad("%s: package kind %q is neither %s nor %s (delta packages are not supported)", ManifestName, m.PackageKind, KindSnapshot, KindSelection)
+	}
+	if m.Form != FormFullText && m.Form != FormHashOnly {
+		bad("%s: form %q is not published", ManifestName, m.Form)
+	}
+	if m.NamePolicy != NamesKept && m.NamePolicy != NamesLabelled {
+		bad("%s: name policy %q is neither %s nor %s", ManifestName, m.NamePolicy, NamesKept, NamesLabelled)
+	}
+	if m.PackageID == "" {
+		bad("%s: no package id", ManifestName)
+	}
+	if (len(m.Records) == 0) != (m.EmptySelection != "") {
+		bad("%s: %d records; an empty selection states its reason and only an empty one does", ManifestName, len(m.Records))
+	}
+}
+
 func verifySignature(v *Verification, files map[string][]byte, mb []byte, pub ed25519.PublicKey, bad func(string, ...any)) {
 	sb, ok := files[SignatureName]
 	if !ok {
+		v.Signature = SigMissing
 		bad("%s: missing (a package is signed or explicitly unsigned)", SignatureName)
 		return
 	}
@@ -477,6 +581,7 @@ func verifySignature(v *Verification, files map[string][]byte, mb []byte, pub ed
 	dec := json.NewDecoder(bytes.NewReader(sb))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
+		v.Signature = SigInvalid
 		bad("%s: not a signature file", SignatureName)
 		return
 	}
@@ -484,23 +589,34 @@ func verifySignature(v *Verification, files map[string][]byte, mb []byte, pub ed
 		bad("%s: names manifest digest %s; the manifest's digest is %s", SignatureName, short(s.ManifestSHA256), short(SHA256Hex(mb)))
 	}
 	if s.Unsigned {
+		v.Signature = SigUnsigned
 		if s.Alg != "" || s.KeyID != "" || s.Value != "" {
+			v.Signature = SigInvalid
 			bad("%s: says unsigned and carries a signature", SignatureName)
 		}
 		return
 	}
 	v.Signed = true
 	sig, err := base64.StdEncoding.DecodeString(s.Value)
+	up := strings.ToUpper(s.Alg)
 	switch {
+	case strings.HasPrefix(up, "HS") || strings.Contains(up, "HMAC") || strings.Contains(up, "MAC"):
+		v.Signature = SigMACOnly
+		bad("%s: %s is a shared-secret MAC, not an asymmetric signature", SignatureName, "alg")
 	case s.Alg != "Ed25519" || err != nil || len(sig) != ed25519.SignatureSize:
+		v.Signature = SigInvalid
 		bad("%s: malformed Ed25519 signature", SignatureName)
 	case pub == nil:
+		v.Signature = SigUnchecked
 		bad("%s: signed by %s; no key was given to check it (--key)", SignatureName, s.KeyID)
 	case s.KeyID != KeyID(pub):
+		v.Signature = SigUnknownKey
 		bad("%s: signed by %s, not by the given key %s", SignatureName, s.KeyID, KeyID(pub))
 	case !ed25519.Verify(pub, mb, sig):
+		v.Signature = SigInvalid
 		bad("%s: the signature does not verify over %s", SignatureName, ManifestName)
 	default:
+		v.Signature = SigVerified
 		v.SignedBy = s.KeyID
 	}
 }

@@ -110,6 +110,9 @@ type ManifestOptions struct {
 // Options control one pack.
 type Options struct {
 	Source Source
+	// AllowEmpty accepts inputs that hold no records: a package's empty authorized selection
+	// (a submission itself needs at least one record).
+	AllowEmpty bool
 	// HashOnly produces the hash_only form: content_hash replaces content_text.
 	HashOnly bool
 	// KeepMetadata keeps full metadata in hash-only form (default: only the M1 markers
@@ -220,6 +223,9 @@ func Pack(in Inputs, opt Options) (*Result, error) {
 					n += replacedChars([]byte(inner))
 				}
 			}
+			d := duplicateMembers(f.Data)
+			inv.omit("objects with a repeated member name (the last value was read)", OmissionCompatibility, d, true,
+				"a JSON object names one member twice; decoders disagree on which value counts, so what was read may not be what the store meant")
 			inv.omit("characters replaced by U+FFFD (lone UTF-16 surrogates, invalid UTF-8)", OmissionCompatibility, n, true,
 				"JSON decoding replaces each with U+FFFD: the text is not submitted exactly as written, so its content hash differs from the source's and duplicates may be merged or missed")
 		}
@@ -264,7 +270,7 @@ func Pack(in Inputs, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(recs) == 0 {
+	if len(recs) == 0 && !opt.AllowEmpty {
 		return nil, errors.New("pack: the inputs hold no records (a submission needs at least one)")
 	}
 	if opt.Variant != "" {

@@ -20,9 +20,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/scopehygiene/scope-hygiene/internal/buildinfo"
 	"github.com/scopehygiene/scope-hygiene/pack"
@@ -62,7 +65,9 @@ from what you state), and what a format lacks stays absent; the inventory says s
 Package: --package DIR writes a Memory Portability Package (manifest.json, manifest.sig.json,
 the submission part(s), inventory.json), signed with --sign-key KEY or explicitly --unsigned.
   pack verify [--key KEY] [--sources DIR] [--report REPORT --report-key KEY] DIR   (pack verify -h)
-See docs/pack.md.
+  pack describe|bind|seal|assess|conditions|preflight|attempt|receipt|supersede|withdraw|dispose
+       [flags] DIR   record one operation in the package's signed event log   (pack describe -h)
+See docs/pack.md and docs/portability.md.
 
 Caps: a submission over 1,000 records or 262,144 bytes is refused; --split (with -o) writes parts
 FILE.part1.json, FILE.part2.json, ... that each fit.
@@ -160,6 +165,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(args) > 0 && args[0] == "verify" {
 		return verifyCmd(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && slices.Contains(operations, args[0]) {
+		return opsCmd(args[0], args[1:], stdout, stderr, &http.Client{Timeout: 30 * time.Second})
 	}
 	c, err := parseArgs(args, stderr)
 	if err != nil {

@@ -10,23 +10,21 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	scopehygiene "github.com/scopehygiene/scope-hygiene"
 	"github.com/scopehygiene/scope-hygiene/pack"
-	"github.com/scopehygiene/scope-hygiene/server/sign"
+	"github.com/scopehygiene/scope-hygiene/pack/portability"
 )
 
 // packageFlags are the options of a Memory Portability Package (--package DIR).
 type packageFlags struct {
 	dir, signKey, id, kind, captureTime, cutoff, hashSourceKey string
-	unsigned, hashSource                                       bool
-	revision                                                   int
+	emptyReason, supersedes, layout                            string
+	unsigned, hashSource, keepNames                            bool
 	now                                                        func() time.Time
 }
 
@@ -34,8 +32,11 @@ func (p *packageFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&p.dir, "package", "", "write a Memory Portability Package to this new directory (manifest, detached signature, submission part(s), inventory); see docs/pack.md")
 	fs.StringVar(&p.signKey, "sign-key", "", "--package: sign the manifest with this Ed25519 private key (PKCS #8 PEM)")
 	fs.BoolVar(&p.unsigned, "unsigned", false, "--package: declare the package explicitly unsigned")
-	fs.StringVar(&p.id, "package-id", "", "--package: the package identity (default: derived from the input digests, source, form and cutoff)")
-	fs.IntVar(&p.revision, "revision", 1, "--package: the package revision")
+	fs.StringVar(&p.id, "package-id", "", "--package: the package identity of revision 1 (default: a fresh urn:uuid; never derived from names or content)")
+	fs.StringVar(&p.supersedes, "supersedes", "", "--package: write the next revision of the package in this folder (same id, revision + 1, its prior_revision_ref)")
+	fs.BoolVar(&p.keepNames, "keep-names", false, "--package: keep input file names as given in the manifest and inventory (default: positional labels records-1, history-1, ...)")
+	fs.StringVar(&p.emptyReason, "empty-selection-reason", "", "--package: accept inputs holding no records, as an empty authorized selection with this reason")
+	fs.StringVar(&p.layout, "layout", "", "--package: \"bagit\" writes the package as an RFC 8493 bag (the package in data/)")
 	fs.StringVar(&p.kind, "package-kind", "", "--package: snapshot or selection (default: selection for a scope-filtered pack or search results, else snapshot)")
 	fs.StringVar(&p.captureTime, "capture-time", "", "capture time, RFC 3339 (default: now)")
 	fs.StringVar(&p.cutoff, "cutoff", "", "the time the dump stands for, RFC 3339 (default: the capture time); Mem0 expiration dates before it mark memories expired")
@@ -93,9 +94,16 @@ func (p *packageFlags) packOptions(opt *pack.Options, hashOnly bool) error {
 			}
 		}
 	}
-	if p.dir == "" && (p.signKey != "" || p.unsigned || p.id != "" || p.kind != "") {
-		return errors.New("pack: --sign-key, --unsigned, --package-id and --package-kind apply to --package DIR")
+	if p.dir == "" && (p.signKey != "" || p.unsigned || p.id != "" || p.kind != "" || p.keepNames || p.emptyReason != "" || p.supersedes != "" || p.layout != "") {
+		return errors.New("pack: --sign-key, --unsigned, --package-id, --package-kind, --keep-names, --empty-selection-reason, --supersedes and --layout apply to --package DIR")
 	}
+	if p.layout != "" && p.layout != "bagit" {
+		return errors.New("pack: --layout takes bagit")
+	}
+	if p.id != "" && p.supersedes != "" {
+		return errors.New("pack: a later revision keeps the id of the package it supersedes: give --package-id or --supersedes")
+	}
+	opt.AllowEmpty = p.emptyReason != ""
 	if p.dir != "" && (p.signKey == "") == !p.unsigned {
 		return errors.New("pack: a package is signed (--sign-key KEY) or explicitly --unsigned: give exactly one")
 	}
@@ -168,9 +176,27 @@ func (p *packageFlags) write(res *pack.Result, in pack.Inputs, split bool, stder
 			fmt.Fprintln(stderr, "pack:", n)
 		}
 	}
-	built, err := pack.BuildPackage(res, in, parts, pack.PackageOptions{
-		ID: p.id, Revision: p.revision, Kind: p.kind, CaptureTime: capture, Cutoff: cutoff, TargetCriteriaID: target,
-	})
+	po := pack.PackageOptions{
+		ID: p.id, Revision: 1, Kind: p.kind, CaptureTime: capture, Cutoff: cutoff, TargetCriteriaID: target,
+		KeepNames: p.keepNames, EmptySelectionReason: p.emptyReason,
+	}
+	if p.supersedes != "" {
+		prior, err := openFolder(p.supersedes)
+		if err != nil {
+			return err
+		}
+		st, err := portability.Open(portability.Package{Files: prior.files}, nil)
+		if err != nil {
+			return err
+		}
+		po.ID, po.Revision, po.PriorRevisionRef = st.PackageID, st.Revision+1, st.RevisionRef
+	}
+	if po.ID == "" {
+		if po.ID, err = portability.NewPackageID(nil); err != nil {
+			return err
+		}
+	}
+	built, err := pack.BuildPackage(res, in, parts, po)
 	if err != nil {
 		return err
 	}
@@ -179,20 +205,15 @@ func (p *packageFlags) write(res *pack.Result, in pack.Inputs, split bool, stder
 		return err
 	}
 	built.Files[pack.SignatureName] = sig
-	if err := os.Mkdir(p.dir, 0o700); err != nil {
-		return fmt.Errorf("pack: package directory: %w", errors.Unwrap(err))
-	}
-	for _, name := range sortedNames(built.Files) {
-		if err := os.WriteFile(filepath.Join(p.dir, name), built.Files[name], 0o600); err != nil {
-			return fmt.Errorf("pack: write %s: %w", name, errors.Unwrap(err))
-		}
+	if err := writeFolder(p.dir, built.Files, p.layout == "bagit", capture); err != nil {
+		return err
 	}
 	state := "unsigned"
 	if priv != nil {
 		state = "signed by " + pack.KeyID(priv.Public().(ed25519.PublicKey))
 	}
 	m := built.Manifest
-	fmt.Fprintf(stderr, "pack: package %s revision %d (%s) in %s: %d records in %d part(s), omissions %d blocking / %d non-blocking, manifest %s, %s\n",
+	fmt.Fprintf(stderr, "pack: package %s revision %d (%s, draft) in %s: %d records in %d part(s), omissions %d blocking / %d non-blocking, revision ref %s, %s\n",
 		m.PackageID, m.Revision, m.PackageKind, p.dir, m.Totals.Records, m.Totals.Parts, m.Totals.OmissionsBlocking, m.Totals.OmissionsNonBlocking, built.Digest, state)
 	return nil
 }
@@ -204,153 +225,4 @@ func sortedNames[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// readDir reads every regular file of a package directory (a subdirectory is a mismatch).
-func readDir(dir string) (map[string][]byte, []string, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, nil, fmt.Errorf("pack: read package %s: %w", dir, errors.Unwrap(err))
-	}
-	files := map[string][]byte{}
-	var odd []string
-	for _, e := range ents {
-		if !e.Type().IsRegular() {
-			odd = append(odd, e.Name()+": not a regular file")
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			return nil, nil, fmt.Errorf("pack: read %s: %w", e.Name(), errors.Unwrap(err))
-		}
-		files[e.Name()] = b
-	}
-	return files, odd, nil
-}
-
-const verifyUsage = `usage: pack verify [--key KEY] [--sources DIR] [--report REPORT --report-key KEY [--part FILE]] PACKAGE
-
-Re-computes every digest of the package, checks the manifest's signature, and lists each mismatch.
-  --key KEY         the operator's Ed25519 key (public or private PEM) the package must be signed with
-  --sources DIR     also re-check the input files (by their recorded names, under DIR) and each
-                    record's source bytes
-  --report REPORT   a signed audit report of this package: checks its signature against
-                    --report-key (a PEM key, or the criteria document saved from GET /criteria),
-                    that its criteria id is the package's target, and that its record count and
-                    every record id it names match the part it was made from (--part names it)
-Exit codes: 0 verified; 1 a mismatch; 2 usage or unreadable input.
-`
-
-func verifyCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("pack verify", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, verifyUsage) }
-	key := fs.String("key", "", "")
-	sources := fs.String("sources", "", "")
-	report := fs.String("report", "", "")
-	reportKey := fs.String("report-key", "", "")
-	part := fs.String("part", "", "")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() != 1 || (*report != "") != (*reportKey != "") || (*part != "" && *report == "") {
-		fs.Usage()
-		return 2
-	}
-	dir := fs.Arg(0)
-	files, odd, err := readDir(dir)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
-	}
-	var pub ed25519.PublicKey
-	if *key != "" {
-		if pub, err = sign.ReadPublicKey(*key); err != nil {
-			fmt.Fprintln(stderr, "pack verify:", err)
-			return 2
-		}
-	}
-	var srcs map[string][]byte
-	if *sources != "" {
-		srcs = map[string][]byte{}
-	}
-	v := pack.VerifyPackage(files, pub, nil)
-	if srcs != nil && v.Manifest != nil {
-		for _, in := range v.Manifest.Inputs {
-			if b, err := os.ReadFile(filepath.Join(*sources, in.File)); err == nil {
-				srcs[in.File] = b
-			} else if b, err := os.ReadFile(filepath.Join(*sources, filepath.Base(in.File))); err == nil {
-				srcs[in.File] = b
-			}
-		}
-		v = pack.VerifyPackage(files, pub, srcs)
-	}
-	mismatches := append(odd, v.Mismatches...)
-	var rc *pack.ReportCheck
-	if *report != "" && v.Manifest != nil {
-		rb, err := os.ReadFile(*report)
-		if err != nil {
-			fmt.Fprintf(stderr, "pack verify: read %s: %v\n", *report, errors.Unwrap(err))
-			return 2
-		}
-		rpub, err := sign.ReadPublicKey(*reportKey)
-		if err != nil {
-			fmt.Fprintln(stderr, "pack verify:", err)
-			return 2
-		}
-		if _, err := sign.Verify(rb, rpub); err != nil {
-			mismatches = append(mismatches, "report: "+err.Error())
-		}
-		rc = pack.CheckReport(v.Manifest, rb, *part)
-		for _, m := range rc.Mismatches {
-			mismatches = append(mismatches, "report: "+m)
-		}
-	}
-	printVerification(stdout, dir, v, rc, len(srcs) > 0, mismatches)
-	if len(mismatches) > 0 {
-		return 1
-	}
-	return 0
-}
-
-func printVerification(w io.Writer, dir string, v *pack.Verification, rc *pack.ReportCheck, sources bool, mismatches []string) {
-	if len(mismatches) == 0 {
-		fmt.Fprintf(w, "OK %s\n", dir)
-	} else {
-		fmt.Fprintf(w, "FAIL %s: %d mismatch(es)\n", dir, len(mismatches))
-	}
-	if m := v.Manifest; m != nil {
-		fmt.Fprintf(w, "  package      %s revision %d (%s)\n", m.PackageID, m.Revision, m.PackageKind)
-		fmt.Fprintf(w, "  source       %s, captured %s, cutoff %s, pack %s\n", m.SourceSystem, m.CaptureTime, m.Cutoff, m.PackVersion)
-		fmt.Fprintf(w, "  target       %s (%s, %s, %s)\n", m.TargetCriteriaID, m.Family, m.Form, m.Variant)
-		fmt.Fprintf(w, "  records      %d in %d part(s); %d input file(s), %d bytes in, %d bytes out\n", m.Totals.Records, m.Totals.Parts, m.Totals.InputFiles, m.Totals.InputBytes, m.Totals.OutputBytes)
-		fmt.Fprintf(w, "  omissions    %d blocking, %d non-blocking\n", m.Totals.OmissionsBlocking, m.Totals.OmissionsNonBlocking)
-		fmt.Fprintf(w, "  manifest     %s\n", v.Digest)
-		switch {
-		case !v.Signed:
-			fmt.Fprintln(w, "  signature    UNSIGNED (declared)")
-		case v.SignedBy != "":
-			fmt.Fprintf(w, "  signature    Ed25519, %s, verified\n", v.SignedBy)
-		default:
-			fmt.Fprintln(w, "  signature    Ed25519, NOT verified")
-		}
-		if sources {
-			fmt.Fprintln(w, "  sources      re-checked")
-		} else {
-			fmt.Fprintln(w, "  sources      not re-checked (no --sources)")
-		}
-	}
-	if rc != nil {
-		p := rc.Part
-		if p == "" {
-			p = "no part"
-		}
-		fmt.Fprintf(w, "  report       %d records, %d record ids named, made from %s\n", rc.Records, rc.IDsNamed, p)
-	}
-	for _, m := range mismatches {
-		fmt.Fprintf(w, "  mismatch     %s\n", strings.TrimSpace(m))
-	}
 }

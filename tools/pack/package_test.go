@@ -91,10 +91,10 @@ func TestPackageRealAgentFiles(t *testing.T) {
 				t.Fatalf("%s: verify: %d %s", name, code, out)
 			}
 			validPackage(t, pkg)
-			body, _ := os.ReadFile(filepath.Join(pkg, "submission.json"))
-			rep := write(t, filepath.Join(dir, name+".report.json"), auditPart(t, body, svc))
+			sealAndPrepare(t, pkg, opPriv, opPub, svcPub, "submission.json")
+			rep := attemptAndReceipt(t, pkg, opPriv, svcPub, "submission.json", "a-1", svc)
 			code, out := verifyOut(t, "--key", opPub, "--report", rep, "--report-key", svcPub, pkg)
-			if code != 0 || !strings.Contains(out, "made from submission.json") {
+			if code != 0 || !hasAll(out, "report       bound to attempt a-1 (submission.json)", "state        sealed (7 event(s), 7 by trusted keys)") {
 				t.Fatalf("%s: verify --report: %d %s", name, code, out)
 			}
 		}
@@ -181,13 +181,15 @@ func TestPackageSplitReports(t *testing.T) {
 	}
 	validPackage(t, pkg)
 	_, svcPub, svc := keyPair(t, dir, "service")
-	for _, part := range []string{"submission.part1.json", "submission.part2.json"} {
-		body, err := os.ReadFile(filepath.Join(pkg, part))
-		if err != nil {
-			t.Fatal(err)
+	opPriv, opPub, _ := keyPair(t, dir, "operator")
+	sealAndPrepare(t, pkg, opPriv, "", svcPub, "submission.part1.json")
+	for k, part := range []string{"submission.part1.json", "submission.part2.json"} {
+		if k == 1 {
+			mustOp(t, pkg, opPriv, "receiving_operator", "preflight", "--profile", profileFor(t, pkg, part, svcPub), "--member", part)
 		}
-		rep := write(t, filepath.Join(dir, part+".report"), auditPart(t, body, svc))
-		if code, out := verifyOut(t, "--report", rep, "--report-key", svcPub, pkg); code != 0 || !strings.Contains(out, "made from "+part) {
+		rep := attemptAndReceipt(t, pkg, opPriv, svcPub, part, "a-"+part, svc)
+		write(t, filepath.Join(dir, part+".report"), readReport(t, rep))
+		if code, out := verifyOut(t, "--event-key", opPub, "--report", rep, "--report-key", svcPub, pkg); code != 0 || !strings.Contains(out, "bound to attempt a-"+part+" ("+part+")") {
 			t.Fatalf("%s: %d %s", part, code, out)
 		}
 	}
@@ -200,7 +202,7 @@ func TestPackageSplitReports(t *testing.T) {
 	}
 	body, _ := os.ReadFile(sub)
 	rep := write(t, filepath.Join(dir, "other.report"), auditPart(t, body, svc))
-	if code, out := verifyOut(t, "--report", rep, "--report-key", svcPub, pkg); code != 1 || !strings.Contains(out, "no part of the package matches the report") {
+	if code, out := verifyOut(t, "--report", rep, "--report-key", svcPub, pkg); code != 1 || !strings.Contains(out, "no part of the package matches the report") || strings.Contains(out, "bound to attempt") {
 		t.Fatalf("foreign report: %d %s", code, out)
 	}
 	// A report re-signed with another criteria id is not for this package's target.
@@ -210,7 +212,7 @@ func TestPackageSplitReports(t *testing.T) {
 	m["criteria_id"] = "memory-scope-hygiene/v2"
 	doc, _ := sign.NewSigner(svc).Sign(m)
 	rep = write(t, filepath.Join(dir, "v2.report"), doc)
-	if code, out := verifyOut(t, "--report", rep, "--report-key", svcPub, "--part", "submission.part1.json", pkg); code != 1 || !strings.Contains(out, "is not the package's target") {
+	if code, out := verifyOut(t, "--report", rep, "--report-key", svcPub, pkg); code != 1 || !strings.Contains(out, "NOT bound") {
 		t.Fatalf("criteria id: %d %s", code, out)
 	}
 	// A tampered report fails its signature.
