@@ -67,18 +67,21 @@ type Reinserts struct {
 	Seqs      []int64 `json:"seqs"`
 }
 
-// OutsideEnvelope is factor (3).
+// OutsideEnvelope is factor (3). Outside and Silent are each a count, or a Status when their fact
+// gate holds (FE-R-35, FE-R-37); their seqs are then left out.
 type OutsideEnvelope struct {
-	Status           string  `json:"status"`
-	Reinserts        int     `json:"reinserts"`
-	Checked          int     `json:"checked"`
-	NoEnvelope       int     `json:"no_envelope"`
-	Outside          int     `json:"outside"`
-	Silent           int     `json:"silent"`
-	Unattributed     int     `json:"unattributed"`
-	OutsideSeqs      []int64 `json:"outside_seqs"`
-	SilentSeqs       []int64 `json:"silent_seqs"`
-	UnattributedSeqs []int64 `json:"unattributed_seqs"`
+	Status           string   `json:"status"`
+	Reinserts        int      `json:"reinserts"`
+	Checked          int      `json:"checked"`
+	NoEnvelope       int      `json:"no_envelope"`
+	Judged           int      `json:"judged"`
+	Unjudged         int      `json:"unjudged"`
+	Outside          any      `json:"outside"`
+	Silent           any      `json:"silent"`
+	Unattributed     int      `json:"unattributed"`
+	OutsideSeqs      *[]int64 `json:"outside_seqs,omitempty"`
+	SilentSeqs       *[]int64 `json:"silent_seqs,omitempty"`
+	UnattributedSeqs []int64  `json:"unattributed_seqs"`
 }
 
 // Aliases is factor (4).
@@ -165,8 +168,10 @@ type Report struct {
 	Factors          Factors  `json:"factors"`
 	Coverage         Coverage `json:"coverage"`
 
-	// The verdict's figures, "" when the factor is NOT ASSESSABLE.
+	// The verdict's figures, absent when the factor is NOT ASSESSABLE.
 	verdict map[string]string
+	// doesNotApply is the reason of the does_not_apply gate that holds ("" when the rules apply).
+	doesNotApply string
 }
 
 // state is one evaluation in progress.
@@ -176,6 +181,8 @@ type state struct {
 	l     *log
 	facts rules.LogFacts
 	gates map[string]*rules.GateProgram
+	// dna is the does_not_apply gate that holds (nil: the rules apply, FE-R-38).
+	dna *rules.GateProgram
 	// withEnvelope holds the forget.with_envelope decision per event, by index in l.events.
 	withEnvelope []bool
 	// ev and fg are the facts of the event being decided, reused: the programs read them only
@@ -210,6 +217,7 @@ func prepare(ms *rules.MutLogSet, body []byte, opts Options) (*state, *Refusal, 
 	st := &state{ms: ms, opts: opts, l: l, gates: map[string]*rules.GateProgram{}, withEnvelope: make([]bool, len(l.events))}
 	f := &st.facts
 	f.ForgetMode, f.Events, f.Principals, f.Snapshot, f.NewKeys = st.l.mode, int64(len(st.l.events)), int64(st.l.principals), st.l.hasSnap, st.l.newKeys
+	f.TombstoneOnly = st.l.tombstoneOnly
 	act := &rules.EventActivation{Obs: opts.Observer}
 	for i := range st.l.events {
 		ev := &st.l.events[i]
@@ -230,6 +238,11 @@ func prepare(ms *rules.MutLogSet, body []byte, opts Options) (*state, *Refusal, 
 		}
 	}
 	la := &rules.LogActivation{Log: f, Obs: opts.Observer}
+	dna, err := ms.DoesNotApply(la)
+	if err != nil {
+		return nil, nil, err
+	}
+	st.dna = dna
 	for _, name := range rules.MutLogFactors {
 		g, err := ms.Gate(name, la)
 		if err != nil {
@@ -263,9 +276,18 @@ func (st *state) forgetFacts(ev *event) *rules.LogForget {
 	return f
 }
 
+// gate is the gate that makes a factor NOT ASSESSABLE: a does_not_apply gate first (FE-R-38), then
+// the factor's own; nil when it is ASSESSABLE.
+func (st *state) gate(factor string) *rules.GateProgram {
+	if st.dna != nil {
+		return st.dna
+	}
+	return st.gates[factor]
+}
+
 func (st *state) status(factor string) Status {
 	w := st.ms.Criteria().Words
-	if g := st.gates[factor]; g != nil {
+	if g := st.gate(factor); g != nil {
 		return Status{Status: w.NotAssessable, Reason: g.Reason}
 	}
 	return Status{Status: w.Assessable}
@@ -316,10 +338,13 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 		ForgetMode: l.mode, Events: len(l.events), Forgets: int(st.facts.Forgets),
 		ScopeStatement: c.Texts["scope_text"], HonestyLine: c.Texts["honesty_line"], verdict: map[string]string{}}
 	na := func(f string) any {
-		if st.gates[f] != nil {
+		if st.gate(f) != nil {
 			return st.status(f)
 		}
 		return nil
+	}
+	if st.dna != nil {
+		rep.doesNotApply = st.dna.Reason
 	}
 
 	// (1) forget_envelopes
@@ -344,7 +369,9 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 
 	// (2)-(4) and the retired writes of (5): the reinserts, judged by the criteria's decisions.
 	ri := Reinserts{Status: w.Assessable, Seqs: seqs()}
-	oe := OutsideEnvelope{Status: w.Assessable, OutsideSeqs: seqs(), SilentSeqs: seqs(), UnattributedSeqs: seqs()}
+	var outside, silent int
+	outsideSeqs, silentSeqs := seqs(), seqs()
+	oe := OutsideEnvelope{Status: w.Assessable, UnattributedSeqs: seqs()}
 	al := Aliases{Status: w.Assessable, Seqs: seqs()}
 	ro := Reopens{Status: w.Assessable, UncheckedSeqs: seqs(), RetiredWriteSeqs: seqs()}
 	act := &rules.EventActivation{Obs: opts.Observer}
@@ -354,7 +381,7 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 		if err != nil {
 			return nil, nil, err
 		}
-		checked, unattributed, outside, silent, alias := v[0], v[1], v[2], v[3], v[4]
+		checked, unattributed, isOutside, isSilent, alias := v[0], v[1], v[2], v[3], v[4]
 		ri.Reinserts++
 		ri.Seqs = append(ri.Seqs, r.ev.seq)
 		ro.RetiredWrites++
@@ -369,13 +396,16 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 			oe.Unattributed++
 			oe.UnattributedSeqs = append(oe.UnattributedSeqs, r.ev.seq)
 		}
-		if outside {
-			oe.Outside++
-			oe.OutsideSeqs = append(oe.OutsideSeqs, r.ev.seq)
+		if checked && !unattributed {
+			oe.Judged++
 		}
-		if silent {
-			oe.Silent++
-			oe.SilentSeqs = append(oe.SilentSeqs, r.ev.seq)
+		if isOutside {
+			outside++
+			outsideSeqs = append(outsideSeqs, r.ev.seq)
+		}
+		if isSilent {
+			silent++
+			silentSeqs = append(silentSeqs, r.ev.seq)
 		}
 		al.Reinserts++
 		if alias {
@@ -423,7 +453,32 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 		}
 	}
 	set("reinserts_after_forget", ri, &rep.Factors.ReinsertsAfterForget, map[string]int{"reinserts": ri.Reinserts})
-	set("reinserts_outside_envelope", oe, &rep.Factors.ReinsertsOutsideEnvelope, map[string]int{"outside": oe.Outside})
+	oe.Unjudged = oe.Reinserts - oe.Judged
+	if na("reinserts_outside_envelope") == nil {
+		counts := &rules.LogCounts{Reinserts: int64(oe.Reinserts), Checked: int64(oe.Checked), NoEnvelope: int64(oe.NoEnvelope),
+			Unattributed: int64(oe.Unattributed), Judged: int64(oe.Judged), Unjudged: int64(oe.Unjudged)}
+		fa := &rules.LogActivation{Log: &st.facts, Counts: counts, Obs: opts.Observer}
+		og, err := ms.FactGate("reinserts_outside_envelope.outside", fa)
+		if err != nil {
+			return nil, nil, err
+		}
+		sg, err := ms.FactGate("reinserts_outside_envelope.silent", fa)
+		if err != nil {
+			return nil, nil, err
+		}
+		if og != nil {
+			oe.Outside = Status{Status: w.NotAssessable, Reason: og.Reason}
+		} else {
+			oe.Outside, oe.OutsideSeqs = outside, &outsideSeqs
+			rep.verdict["outside"] = strconv.Itoa(outside)
+		}
+		if sg != nil {
+			oe.Silent = Status{Status: w.NotAssessable, Reason: sg.Reason}
+		} else {
+			oe.Silent, oe.SilentSeqs = silent, &silentSeqs
+		}
+	}
+	set("reinserts_outside_envelope", oe, &rep.Factors.ReinsertsOutsideEnvelope, nil)
 	set("alias_reinserts", al, &rep.Factors.AliasReinserts, map[string]int{"aliases": al.Aliases})
 	set("reopens", ro, &rep.Factors.Reopens, map[string]int{"unchecked_reopens": ro.Unchecked, "retired_writes": ro.RetiredWrites})
 	set("reassignments", rs, &rep.Factors.Reassignments, map[string]int{"unchecked_reassignments": rs.Unchecked})
@@ -496,6 +551,11 @@ func Stamp(ms *rules.MutLogSet, rep *Report, checkEnd time.Time) {
 			return v
 		}
 		return w.NotAssessable
+	}
+	if rep.doesNotApply != "" {
+		rep.VerdictLine = strings.NewReplacer("{events}", strconv.Itoa(rep.Events), "{forgets}", strconv.Itoa(rep.Forgets),
+			"{does_not_apply}", rep.doesNotApply, "{check_end}", rep.CheckEnd).Replace(w.VerdictDoesNotApply)
+		return
 	}
 	rep.VerdictLine = strings.NewReplacer(
 		"{events}", strconv.Itoa(rep.Events), "{forgets}", strconv.Itoa(rep.Forgets),

@@ -220,8 +220,9 @@ func renderMutLogReport(r *mutlog.Report) string {
 	})
 	line("reinserts_outside_envelope", f.ReinsertsOutsideEnvelope, func() string {
 		x := f.ReinsertsOutsideEnvelope.(mutlog.OutsideEnvelope)
-		return fmt.Sprintf("ASSESSABLE, %d of %d checked reinserts outside the envelope: %s (silent: %s; unattributed: %s; %d without an envelope)",
-			x.Outside, x.Checked, seqText(x.OutsideSeqs), seqText(x.SilentSeqs), seqText(x.UnattributedSeqs), x.NoEnvelope)
+		return fmt.Sprintf("ASSESSABLE, %d of %d reinserts judged, %d not (%d without an envelope, %d without a principal: %s); outside the envelope: %s; silent: %s",
+			x.Judged, x.Reinserts, x.Unjudged, x.NoEnvelope, x.Unattributed, seqText(x.UnattributedSeqs),
+			gatedText(x.Outside, x.OutsideSeqs), gatedText(x.Silent, x.SilentSeqs))
 	})
 	line("alias_reinserts", f.AliasReinserts, func() string {
 		x := f.AliasReinserts.(mutlog.Aliases)
@@ -244,6 +245,18 @@ func renderMutLogReport(r *mutlog.Report) string {
 	fmt.Fprintf(&b, "\ncoverage: %d slots (%d aliased), %d live after replay, %d forgets of a slot not live, %d reopens without effect, %d events without a principal, %d principals\n",
 		c.Slots, c.AliasedSlots, c.LiveSlots, c.ForgetsOfNotLive, c.ReopensIneffective, c.UnattributedEvents, c.Principals)
 	return b.String()
+}
+
+// gatedText is a gated fact (FE-R-35, FE-R-37): its count and seqs, or NOT ASSESSABLE with the
+// reason.
+func gatedText(v any, seqs *[]int64) string {
+	if st, ok := v.(mutlog.Status); ok {
+		return statusText(st.Status, st.Reason)
+	}
+	if seqs == nil {
+		return fmt.Sprint(v)
+	}
+	return fmt.Sprintf("%v (%s)", v, seqText(*seqs))
 }
 
 func seqText(s []int64) string {
