@@ -114,13 +114,15 @@ type Coverage struct {
 	SplitState           int            `json:"split_state"`
 	Contested            int            `json:"contested"`
 	DanglingSupersedes   int            `json:"dangling_supersedes"`
-	B5NotRun             int            `json:"b5_not_run"`
-	TemplateLineage      int            `json:"template_lineage"`
-	M3DeclaredAbsent     map[string]int `json:"m3_declared_absent"`
-	ManifestIgnored      int            `json:"manifest_ignored"`
-	// MarkedShare is the marked share of live records (marker_convention, R-34), whatever the
-	// status of cross_scope_clusters.
-	MarkedShare *Rate `json:"marked_share"`
+	// B5NotRun, TemplateLineage, M3DeclaredAbsent and MarkedShare are facts of the marker
+	// convention: present only when cross_scope_clusters is ASSESSABLE (R-54), never zeros
+	// standing in for a factor that is not.
+	B5NotRun         *int           `json:"b5_not_run,omitempty"`
+	TemplateLineage  *int           `json:"template_lineage,omitempty"`
+	M3DeclaredAbsent map[string]int `json:"m3_declared_absent,omitempty"`
+	ManifestIgnored  int            `json:"manifest_ignored"`
+	// MarkedShare is the marked share of live records (marker_convention, R-34).
+	MarkedShare *Rate `json:"marked_share,omitempty"`
 }
 
 // Report is a signed-to-be audit report.

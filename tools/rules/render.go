@@ -45,6 +45,12 @@ func renderReport(r *evaluator.Report) string {
 			if cl.Reason != "" {
 				fmt.Fprintf(&b, " — %s", cl.Reason)
 			}
+			fmt.Fprintf(&b, " · %d distinct scopes", cl.DistinctScopes)
+			if cl.DistinctSources != nil {
+				fmt.Fprintf(&b, " · %d distinct sources", *cl.DistinctSources)
+			} else {
+				b.WriteString(" · B5 not run (a copy carries no source)")
+			}
 			b.WriteString("\n")
 			for _, m := range cl.Members {
 				tag := ""
@@ -90,9 +96,14 @@ func renderReport(r *evaluator.Report) string {
 		cv.Eligible, cv.ExcludedTemplates, cv.ExcludedSourcePass, cv.NotLive)
 	fmt.Fprintf(&b, "  split state %d · contested %d · dangling supersedes %d · session_id as run_id %d · non-string scope values %d\n",
 		cv.SplitState, cv.Contested, cv.DanglingSupersedes, cv.SessionIDAsRunID, cv.NonStringScopeValues)
-	fmt.Fprintf(&b, "  B5 not run %d · template lineage %d · manifest ignored %d\n", cv.B5NotRun, cv.TemplateLineage, cv.ManifestIgnored)
-	fmt.Fprintf(&b, "  M3 declared but absent: global_scopes %d · global_content_keys %d · global_claim_ids %d\n",
-		cv.M3DeclaredAbsent["global_scopes"], cv.M3DeclaredAbsent["global_content_keys"], cv.M3DeclaredAbsent["global_claim_ids"])
+	fmt.Fprintf(&b, "  manifest ignored %d\n", cv.ManifestIgnored)
+	if cv.B5NotRun != nil && cv.TemplateLineage != nil && cv.M3DeclaredAbsent != nil {
+		fmt.Fprintf(&b, "  B5 not run %d · template lineage %d\n", *cv.B5NotRun, *cv.TemplateLineage)
+		fmt.Fprintf(&b, "  M3 declared but absent: global_scopes %d · global_content_keys %d · global_claim_ids %d\n",
+			cv.M3DeclaredAbsent["global_scopes"], cv.M3DeclaredAbsent["global_content_keys"], cv.M3DeclaredAbsent["global_claim_ids"])
+	} else {
+		fmt.Fprintf(&b, "  marked share, B5 not run, template lineage, M3 declared but absent: NOT ASSESSABLE (cross_scope_clusters is NOT ASSESSABLE: %s)\n", c.Reason)
+	}
 	fmt.Fprintf(&b, "\n%s\n", r.ScopeStatement)
 	return b.String()
 }
