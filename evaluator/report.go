@@ -103,17 +103,17 @@ type Factors struct {
 
 // Coverage is the coverage block: what the report relied on and what it set aside.
 type Coverage struct {
-	ScopeKeys            []string       `json:"scope_keys"`
-	ScopeKeysSource      string         `json:"scope_keys_source"`
-	SessionIDAsRunID     int            `json:"session_id_as_run_id"`
-	NonStringScopeValues int            `json:"non_string_scope_values"`
-	Eligible             int            `json:"eligible"`
-	ExcludedTemplates    int            `json:"excluded_templates"`
-	ExcludedSourcePass   int            `json:"excluded_source_passages"`
-	NotLive              int            `json:"not_live"`
-	SplitState           int            `json:"split_state"`
-	Contested            int            `json:"contested"`
-	DanglingSupersedes   int            `json:"dangling_supersedes"`
+	ScopeKeys            []string `json:"scope_keys"`
+	ScopeKeysSource      string   `json:"scope_keys_source"`
+	SessionIDAsRunID     int      `json:"session_id_as_run_id"`
+	NonStringScopeValues int      `json:"non_string_scope_values"`
+	Eligible             int      `json:"eligible"`
+	ExcludedTemplates    int      `json:"excluded_templates"`
+	ExcludedSourcePass   int      `json:"excluded_source_passages"`
+	NotLive              int      `json:"not_live"`
+	SplitState           int      `json:"split_state"`
+	Contested            int      `json:"contested"`
+	DanglingSupersedes   int      `json:"dangling_supersedes"`
 	// B5NotRun, TemplateLineage, M3DeclaredAbsent and MarkedShare are facts of the marker
 	// convention: present only when cross_scope_clusters is ASSESSABLE (R-54), never zeros
 	// standing in for a factor that is not.
