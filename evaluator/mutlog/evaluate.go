@@ -74,8 +74,10 @@ type OutsideEnvelope struct {
 	Reinserts        int      `json:"reinserts"`
 	Checked          int      `json:"checked"`
 	NoEnvelope       int      `json:"no_envelope"`
-	Judged           int      `json:"judged"`
-	Unjudged         int      `json:"unjudged"`
+	// Judged and Unjudged are printed when the criteria gate a fact of this factor on them
+	// (FE-R-37): the counts a fact gate reads stand beside the fact.
+	Judged           *int     `json:"judged,omitempty"`
+	Unjudged         *int     `json:"unjudged,omitempty"`
 	Outside          any      `json:"outside"`
 	Silent           any      `json:"silent"`
 	Unattributed     int      `json:"unattributed"`
@@ -369,7 +371,7 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 
 	// (2)-(4) and the retired writes of (5): the reinserts, judged by the criteria's decisions.
 	ri := Reinserts{Status: w.Assessable, Seqs: seqs()}
-	var outside, silent int
+	var outside, silent, judged int
 	outsideSeqs, silentSeqs := seqs(), seqs()
 	oe := OutsideEnvelope{Status: w.Assessable, UnattributedSeqs: seqs()}
 	al := Aliases{Status: w.Assessable, Seqs: seqs()}
@@ -397,7 +399,7 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 			oe.UnattributedSeqs = append(oe.UnattributedSeqs, r.ev.seq)
 		}
 		if checked && !unattributed {
-			oe.Judged++
+			judged++
 		}
 		if isOutside {
 			outside++
@@ -453,10 +455,13 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 		}
 	}
 	set("reinserts_after_forget", ri, &rep.Factors.ReinsertsAfterForget, map[string]int{"reinserts": ri.Reinserts})
-	oe.Unjudged = oe.Reinserts - oe.Judged
 	if na("reinserts_outside_envelope") == nil {
+		unjudged := oe.Reinserts - judged
+		if len(ms.FactGates("reinserts_outside_envelope.outside"))+len(ms.FactGates("reinserts_outside_envelope.silent")) > 0 {
+			oe.Judged, oe.Unjudged = &judged, &unjudged
+		}
 		counts := &rules.LogCounts{Reinserts: int64(oe.Reinserts), Checked: int64(oe.Checked), NoEnvelope: int64(oe.NoEnvelope),
-			Unattributed: int64(oe.Unattributed), Judged: int64(oe.Judged), Unjudged: int64(oe.Unjudged)}
+			Unattributed: int64(oe.Unattributed), Judged: int64(judged), Unjudged: int64(unjudged)}
 		fa := &rules.LogActivation{Log: &st.facts, Counts: counts, Obs: opts.Observer}
 		og, err := ms.FactGate("reinserts_outside_envelope.outside", fa)
 		if err != nil {

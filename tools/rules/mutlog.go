@@ -220,8 +220,12 @@ func renderMutLogReport(r *mutlog.Report) string {
 	})
 	line("reinserts_outside_envelope", f.ReinsertsOutsideEnvelope, func() string {
 		x := f.ReinsertsOutsideEnvelope.(mutlog.OutsideEnvelope)
-		return fmt.Sprintf("ASSESSABLE, %d of %d reinserts judged, %d not (%d without an envelope, %d without a principal: %s); outside the envelope: %s; silent: %s",
-			x.Judged, x.Reinserts, x.Unjudged, x.NoEnvelope, x.Unattributed, seqText(x.UnattributedSeqs),
+		judged := ""
+		if x.Judged != nil && x.Unjudged != nil {
+			judged = fmt.Sprintf("%d judged, %d not judged; ", *x.Judged, *x.Unjudged)
+		}
+		return fmt.Sprintf("ASSESSABLE, %d reinserts, %d with a recorded envelope, %s%d without an envelope, %d without a principal: %s; outside the envelope: %s; silent: %s",
+			x.Reinserts, x.Checked, judged, x.NoEnvelope, x.Unattributed, seqText(x.UnattributedSeqs),
 			gatedText(x.Outside, x.OutsideSeqs), gatedText(x.Silent, x.SilentSeqs))
 	})
 	line("alias_reinserts", f.AliasReinserts, func() string {
