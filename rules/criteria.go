@@ -205,7 +205,9 @@ type ClassSpec struct {
 
 // PrecedenceRule is one step of the cluster decision precedence.
 type PrecedenceRule struct {
-	ID     string `yaml:"id" json:"id"`
+	ID string `yaml:"id" json:"id"`
+	// Name is the step's published name (the marker convention's words: "broken pointer").
+	Name   string `yaml:"name" json:"name,omitempty"`
 	When   Expr   `yaml:"when" json:"when"`
 	Class  string `yaml:"class" json:"class"`
 	Reason string `yaml:"reason" json:"reason,omitempty"`

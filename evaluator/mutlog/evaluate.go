@@ -22,6 +22,8 @@ import (
 type Options struct {
 	// Observer sees every rule evaluation (coverage); nil on the request path.
 	Observer rules.Observer
+	// explain, when set, collects why each decision and gate came out as it did (Explain).
+	explain *Explanation
 }
 
 // Status is a factor's assessability: ASSESSABLE, or NOT ASSESSABLE with its reason.
@@ -70,10 +72,10 @@ type Reinserts struct {
 // OutsideEnvelope is factor (3). Outside and Silent are each a count, or a Status when their fact
 // gate holds (FE-R-35, FE-R-37); their seqs are then left out.
 type OutsideEnvelope struct {
-	Status           string   `json:"status"`
-	Reinserts        int      `json:"reinserts"`
-	Checked          int      `json:"checked"`
-	NoEnvelope       int      `json:"no_envelope"`
+	Status     string `json:"status"`
+	Reinserts  int    `json:"reinserts"`
+	Checked    int    `json:"checked"`
+	NoEnvelope int    `json:"no_envelope"`
 	// Judged and Unjudged are printed when the criteria gate a fact of this factor on them
 	// (FE-R-37): the counts a fact gate reads stand beside the fact.
 	Judged           *int     `json:"judged,omitempty"`
@@ -185,6 +187,8 @@ type state struct {
 	gates map[string]*rules.GateProgram
 	// dna is the does_not_apply gate that holds (nil: the rules apply, FE-R-38).
 	dna *rules.GateProgram
+	// counts are the counts the fact gates read (nil until computed).
+	counts *rules.LogCounts
 	// withEnvelope holds the forget.with_envelope decision per event, by index in l.events.
 	withEnvelope []bool
 	// ev and fg are the facts of the event being decided, reused: the programs read them only
@@ -232,6 +236,7 @@ func prepare(ms *rules.MutLogSet, body []byte, opts Options) (*state, *Refusal, 
 				return nil, nil, err
 			}
 			st.withEnvelope[i] = v[0]
+			st.explainEvent(ev, "forget", v)
 			if v[0] {
 				f.ForgetsWithEnvelope++
 			}
@@ -383,6 +388,7 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 		if err != nil {
 			return nil, nil, err
 		}
+		st.explainEvent(r.ev, "reinsert", v)
 		checked, unattributed, isOutside, isSilent, alias := v[0], v[1], v[2], v[3], v[4]
 		ri.Reinserts++
 		ri.Seqs = append(ri.Seqs, r.ev.seq)
@@ -421,6 +427,7 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 		if err != nil {
 			return nil, nil, err
 		}
+		st.explainEvent(ev, "reopen", v)
 		ro.Reopens++
 		if v[0] {
 			ro.Unchecked++
@@ -438,6 +445,7 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 		if err != nil {
 			return nil, nil, err
 		}
+		st.explainEvent(ev, "reassign", v)
 		rs.Reassignments++
 		if v[0] {
 			rs.Unchecked++
@@ -462,6 +470,7 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 		}
 		counts := &rules.LogCounts{Reinserts: int64(oe.Reinserts), Checked: int64(oe.Checked), NoEnvelope: int64(oe.NoEnvelope),
 			Unattributed: int64(oe.Unattributed), Judged: int64(judged), Unjudged: int64(unjudged)}
+		st.counts = counts
 		fa := &rules.LogActivation{Log: &st.facts, Counts: counts, Obs: opts.Observer}
 		og, err := ms.FactGate("reinserts_outside_envelope.outside", fa)
 		if err != nil {
@@ -536,6 +545,11 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 	}
 	rep.Coverage = cov
 	Stamp(ms, rep, checkEnd)
+	if opts.explain != nil {
+		if err := st.explainGates(); err != nil {
+			return nil, nil, err
+		}
+	}
 	return rep, nil, nil
 }
 
