@@ -52,17 +52,21 @@ func (r *Report) AppendCanonicalPlaced(b []byte, member string) ([]byte, int) {
 
 func (c *Coverage) canonical(w *jcsWriter) {
 	w.open('{')
-	w.int("b5_not_run", c.B5NotRun)
+	w.intp("b5_not_run", c.B5NotRun)
 	w.int("contested", c.Contested)
 	w.int("dangling_supersedes", c.DanglingSupersedes)
 	w.int("eligible", c.Eligible)
 	w.int("excluded_source_passages", c.ExcludedSourcePass)
 	w.int("excluded_templates", c.ExcludedTemplates)
-	w.key("m3_declared_absent")
-	w.intMap(c.M3DeclaredAbsent)
+	if c.M3DeclaredAbsent != nil {
+		w.key("m3_declared_absent")
+		w.intMap(c.M3DeclaredAbsent)
+	}
 	w.int("manifest_ignored", c.ManifestIgnored)
-	w.key("marked_share")
-	c.MarkedShare.canonical(w)
+	if c.MarkedShare != nil {
+		w.key("marked_share")
+		c.MarkedShare.canonical(w)
+	}
 	w.int("non_string_scope_values", c.NonStringScopeValues)
 	w.int("not_live", c.NotLive)
 	w.key("scope_keys")
@@ -70,7 +74,7 @@ func (c *Coverage) canonical(w *jcsWriter) {
 	w.str("scope_keys_source", c.ScopeKeysSource)
 	w.int("session_id_as_run_id", c.SessionIDAsRunID)
 	w.int("split_state", c.SplitState)
-	w.int("template_lineage", c.TemplateLineage)
+	w.intp("template_lineage", c.TemplateLineage)
 	w.close('}')
 }
 

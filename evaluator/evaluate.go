@@ -157,6 +157,7 @@ func (p *Prepared) Audit(checkEnd time.Time) (*Report, error) {
 		return nil, err
 	}
 	st.fillDuplicates(rep)
+	dropCoverageFacts(st.ps.Criteria(), rep)
 	rep.VerdictLine = verdictLine(st.ps.Criteria().Words, rep)
 	if st.opts.explain != nil {
 		if err := st.explainTail(); err != nil {
@@ -427,6 +428,7 @@ func (st *state) report(checkEnd time.Time) *Report {
 		M3DeclaredAbsent:   map[string]int{"global_scopes": sa, "global_content_keys": ka, "global_claim_ids": ia},
 		ManifestIgnored:    x.cov.ManifestIgnored,
 		MarkedShare:        rate(st.marked(), st.live, w.NoLiveRecords, w.NotAssessable),
+		B5NotRun:           intp(0), TemplateLineage: intp(0),
 	}
 	return rep
 }
@@ -502,7 +504,7 @@ func (st *state) fillClusters(rep *Report) error {
 	for i := range clusters {
 		clusters[i].Cluster = i + 1
 	}
-	rep.Coverage.B5NotRun, rep.Coverage.TemplateLineage = st.b5NotRun, st.lineage
+	rep.Coverage.B5NotRun, rep.Coverage.TemplateLineage = intp(st.b5NotRun), intp(st.lineage)
 	if clusters == nil {
 		clusters = []ClusterReport{}
 	}
@@ -828,4 +830,31 @@ func verdictLine(w rules.Words, rep *Report) string {
 		"{conflicts}", count(f.ScopeConflicts.Conflicts), "{duplicates}", count(f.Duplicates.Excess),
 		"{check_end}", rep.CheckEnd,
 	).Replace(w.Verdict)
+}
+
+// dropCoverageFacts leaves out of the coverage block the members the criteria name as facts of a
+// factor that is NOT ASSESSABLE (coverage_facts, R-54): never a zero beside such a factor.
+func dropCoverageFacts(c *rules.Criteria, rep *Report) {
+	status := map[string]string{
+		"scope_presence": rep.Factors.ScopePresence.Status, "unscoped_rate": rep.Factors.UnscopedRate.Status,
+		"cross_scope_clusters": rep.Factors.CrossScopeClusters.Status, "scope_conflicts": rep.Factors.ScopeConflicts.Status,
+		"duplicates": rep.Factors.Duplicates.Status,
+	}
+	for factor, members := range c.CoverageFacts {
+		if status[factor] != c.Words.NotAssessable {
+			continue
+		}
+		for _, m := range members {
+			switch m {
+			case "b5_not_run":
+				rep.Coverage.B5NotRun = nil
+			case "template_lineage":
+				rep.Coverage.TemplateLineage = nil
+			case "m3_declared_absent":
+				rep.Coverage.M3DeclaredAbsent = nil
+			case "marked_share":
+				rep.Coverage.MarkedShare = nil
+			}
+		}
+	}
 }

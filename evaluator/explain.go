@@ -16,9 +16,13 @@ type Explanation struct {
 	Report   *Report              `json:"report"`
 }
 
-// RuleValue is one rule and the value it took.
+// RuleValue is one rule and the value it took: the rule by its id in the criteria (a predicate's
+// name, a precedence id, a gate's reason), its published name where the criteria give one, and
+// the text of its expression.
 type RuleValue struct {
 	Rule  string `json:"rule"`
+	Name  string `json:"name,omitempty"`
+	Text  string `json:"text,omitempty"`
 	Value bool   `json:"value"`
 }
 
@@ -70,11 +74,11 @@ func (st *state) explainRecord(i int) error {
 		if err != nil {
 			return err
 		}
-		re.Liveness = append(re.Liveness, RuleValue{p.ID, v})
+		re.Liveness = append(re.Liveness, RuleValue{Rule: p.ID, Text: p.Expr.Text, Value: v})
 	}
 	vals := st.act.Values()
 	for j, p := range st.ps.RecordPredicates()[:st.ps.PredicateCount()] {
-		re.Predicates = append(re.Predicates, RuleValue{p.ID, vals[j]})
+		re.Predicates = append(re.Predicates, RuleValue{Rule: p.ID, Text: p.Expr.Text, Value: vals[j]})
 	}
 	st.opts.explain.Records = append(st.opts.explain.Records, re)
 	return nil
@@ -98,7 +102,7 @@ func (st *state) explainCluster(members []int, act *rules.ClusterActivation) err
 		if err != nil {
 			return err
 		}
-		ce.Precedence = append(ce.Precedence, RuleValue{p.ID, v})
+		ce.Precedence = append(ce.Precedence, RuleValue{Rule: p.ID, Name: p.Name, Text: p.When.Expr.Text, Value: v})
 		if v && ce.DecidedBy == "" {
 			ce.DecidedBy = p.ID
 		}
@@ -113,7 +117,8 @@ func (st *state) explainTail() error {
 	for i := range st.x.records {
 		r := &st.x.records[i]
 		if r.live {
-			ex.Records[i].Marks = []RuleValue{{"covered", r.covered}, {"contradiction", r.contradiction}}
+			ex.Records[i].Marks = []RuleValue{{Rule: "covered", Text: st.predicateText("covered"), Value: r.covered},
+				{Rule: "contradiction", Text: st.predicateText("contradiction"), Value: r.contradiction}}
 		}
 	}
 	act := &rules.SubmissionActivation{Scope: st.x.scope, Submission: &st.sub}
@@ -124,9 +129,19 @@ func (st *state) explainTail() error {
 			if err != nil {
 				return err
 			}
-			ge.Gates = append(ge.Gates, RuleValue{g.Reason, v})
+			ge.Gates = append(ge.Gates, RuleValue{Rule: g.Reason, Text: g.When.Expr.Text, Value: v})
 		}
 		ex.Gates = append(ex.Gates, ge)
 	}
 	return nil
+}
+
+// predicateText is the expression of a record predicate or mark, by name.
+func (st *state) predicateText(name string) string {
+	for _, p := range st.ps.RecordPredicates() {
+		if p.ID == name {
+			return p.Expr.Text
+		}
+	}
+	return ""
 }

@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
@@ -118,14 +119,14 @@ var checks = map[string]check{
 			if e.Kind() != jsontree.String {
 				return true, -1
 			}
-			// Names the criteria keep out of every scope, such as the content fields.
+			// Names the criteria keep out of every scope, such as the content fields.
 			for _, n := range ps.Criteria().NeverScopeKeys {
 				if e.Str() == n {
 					return true, -1
 				}
 			}
 		}
-		return false, -1
+		return freeTextScopeValue(ps, top, k.Arr())
 	},
 	"variant_unknown": func(ps *rules.ProgramSet, top *jsontree.Value) (bool, int) {
 		v := top.Get("variant")
@@ -200,4 +201,33 @@ func validate(ps *rules.ProgramSet, top *jsontree.Value) *Refusal {
 		return r
 	}
 	return nil
+}
+
+// freeTextScopeValue finds the first record (array order) whose value under a declared scope key
+// reads as free text by the criteria's limits. Only keys the manifest declares are read, and
+// only for a family whose scope comes from keys: the family defaults are never scanned.
+func freeTextScopeValue(ps *rules.ProgramSet, top *jsontree.Value, keys []jsontree.Value) (bool, int) {
+	lim := ps.Criteria().FreeTextScopeValue
+	fam, ok := ps.Criteria().Families[top.Get("family").Str()]
+	if lim == nil || !ok || fam.Scope != rules.ScopeFromKeys || len(keys) == 0 {
+		return false, -1
+	}
+	for i, r := range top.Get("records").Arr() {
+		if r.Kind() != jsontree.Object {
+			continue
+		}
+		for _, k := range keys {
+			if v := r.Get(k.Str()); v.Kind() == jsontree.String && readsAsFreeText(v.Str(), lim) {
+				return true, i
+			}
+		}
+	}
+	return false, -1
+}
+
+func readsAsFreeText(s string, lim *rules.FreeTextLimits) bool {
+	if len(s) > lim.MaxBytes {
+		return true
+	}
+	return len(s) > lim.MaxBytesWithWhitespace && strings.ContainsAny(s, " \t\n\r")
 }

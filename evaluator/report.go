@@ -103,24 +103,26 @@ type Factors struct {
 
 // Coverage is the coverage block: what the report relied on and what it set aside.
 type Coverage struct {
-	ScopeKeys            []string       `json:"scope_keys"`
-	ScopeKeysSource      string         `json:"scope_keys_source"`
-	SessionIDAsRunID     int            `json:"session_id_as_run_id"`
-	NonStringScopeValues int            `json:"non_string_scope_values"`
-	Eligible             int            `json:"eligible"`
-	ExcludedTemplates    int            `json:"excluded_templates"`
-	ExcludedSourcePass   int            `json:"excluded_source_passages"`
-	NotLive              int            `json:"not_live"`
-	SplitState           int            `json:"split_state"`
-	Contested            int            `json:"contested"`
-	DanglingSupersedes   int            `json:"dangling_supersedes"`
-	B5NotRun             int            `json:"b5_not_run"`
-	TemplateLineage      int            `json:"template_lineage"`
-	M3DeclaredAbsent     map[string]int `json:"m3_declared_absent"`
-	ManifestIgnored      int            `json:"manifest_ignored"`
-	// MarkedShare is the marked share of live records (marker_convention, R-34), whatever the
-	// status of cross_scope_clusters.
-	MarkedShare *Rate `json:"marked_share"`
+	ScopeKeys            []string `json:"scope_keys"`
+	ScopeKeysSource      string   `json:"scope_keys_source"`
+	SessionIDAsRunID     int      `json:"session_id_as_run_id"`
+	NonStringScopeValues int      `json:"non_string_scope_values"`
+	Eligible             int      `json:"eligible"`
+	ExcludedTemplates    int      `json:"excluded_templates"`
+	ExcludedSourcePass   int      `json:"excluded_source_passages"`
+	NotLive              int      `json:"not_live"`
+	SplitState           int      `json:"split_state"`
+	Contested            int      `json:"contested"`
+	DanglingSupersedes   int      `json:"dangling_supersedes"`
+	// B5NotRun, TemplateLineage, M3DeclaredAbsent and MarkedShare are facts of the marker
+	// convention: present only when cross_scope_clusters is ASSESSABLE (R-54), never zeros
+	// standing in for a factor that is not.
+	B5NotRun         *int           `json:"b5_not_run,omitempty"`
+	TemplateLineage  *int           `json:"template_lineage,omitempty"`
+	M3DeclaredAbsent map[string]int `json:"m3_declared_absent,omitempty"`
+	ManifestIgnored  int            `json:"manifest_ignored"`
+	// MarkedShare is the marked share of live records (marker_convention, R-34).
+	MarkedShare *Rate `json:"marked_share,omitempty"`
 }
 
 // Report is a signed-to-be audit report.

@@ -29,8 +29,8 @@ func TestLetta(t *testing.T) {
 	lin := func(n int) func(t *testing.T, rep *evaluator.Report, c evaluator.ClusterReport) {
 		return func(t *testing.T, rep *evaluator.Report, c evaluator.ClusterReport) {
 			t.Helper()
-			if iv(rep.Factors.CrossScopeClusters.TemplateLineage) != n || rep.Coverage.TemplateLineage != n {
-				t.Fatalf("template lineage %s / %d, want %d", marshal(t, rep.Factors.CrossScopeClusters), rep.Coverage.TemplateLineage, n)
+			if iv(rep.Factors.CrossScopeClusters.TemplateLineage) != n || iv(rep.Coverage.TemplateLineage) != n {
+				t.Fatalf("template lineage %s / %d, want %d", marshal(t, rep.Factors.CrossScopeClusters), iv(rep.Coverage.TemplateLineage), n)
 			}
 		}
 	}
@@ -94,7 +94,7 @@ func TestLetta(t *testing.T) {
 		{"R-24/base-template-lineage-object-values-differ", X("letta", L("a", "same", at("a1"), "base_template_id", M{"k": 1}), L("b", "same", at("a2"), "base_template_id", M{"k": 2})), "B2", lin(0)},
 		{"R-24/template-lineage-same-number", X("letta", L("a", "same", at("a1"), "template_id", 5), L("b", "same", at("a2"), "template_id", 5)), "", lin(1)},
 		{"R-39/lineage-not-counted-b5-not-run", X("letta", L("a", "same", at("a1"), "template_id", "t"), L("b", "same", at("a2"), "template_id", "t")), "",
-			coverage(func(c evaluator.Coverage) bool { return c.B5NotRun == 0 && c.TemplateLineage == 1 })},
+			coverage(func(c evaluator.Coverage) bool { return iv(c.B5NotRun) == 0 && iv(c.TemplateLineage) == 1 })},
 		{"L-4/template-only-letta", X("mem0", R("t", "same", "user_id", "alice", "is_template", true), R("b", "same", "user_id", "bob")), "B2", elig(2, 2, 0, 0)},
 		{"L-3/source-passage-only-letta", X("mem0", R("p", "x", "file_id", "f", "source_passage", true), R("b", "y", "user_id", "bob")), "", elig(2, 1, 0, 0)},
 		{"L-4/template-id-empty-not-set", X("letta", L("a", "same", at("a1"), "template_id", ""), L("b", "same", at("a2"), "template_id", "")), "B2", lin(0)},

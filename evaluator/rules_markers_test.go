@@ -329,12 +329,12 @@ func TestB5(t *testing.T) {
 		return func(t *testing.T, rep *evaluator.Report, c evaluator.ClusterReport) {
 			t.Helper()
 			if n < 0 {
-				if c.DistinctSources != nil || rep.Coverage.B5NotRun != 1 {
+				if c.DistinctSources != nil || iv(rep.Coverage.B5NotRun) != 1 {
 					t.Fatalf("b5 ran: %s b5_not_run %d", marshal(t, c), rep.Coverage.B5NotRun)
 				}
 				return
 			}
-			if c.DistinctSources == nil || *c.DistinctSources != n || rep.Coverage.B5NotRun != 0 {
+			if c.DistinctSources == nil || *c.DistinctSources != n || iv(rep.Coverage.B5NotRun) != 0 {
 				t.Fatalf("distinct_sources %v, want %d; b5_not_run %d", deref(c.DistinctSources), n, rep.Coverage.B5NotRun)
 			}
 		}

@@ -191,7 +191,7 @@ func TestVerdictLine(t *testing.T) {
 		rep := audit(t, X("mem0", R("a", "x")))
 		c := shipped(t).Criteria()
 		if rep.Kind != "audit_report" || rep.Op != "audit" || rep.Service != "scope-hygiene" || rep.CriteriaID != "memory-scope-hygiene/v1" ||
-			rep.CriteriaRevision != "1.0.1" || rep.CriteriaDigest != shipped(t).Digest() || rep.ScopeStatement != c.Texts.ScopeText ||
+			rep.CriteriaRevision != "1.0.2" || rep.CriteriaDigest != shipped(t).Digest() || rep.ScopeStatement != c.Texts.ScopeText ||
 			rep.HonestyLine != c.Texts.HonestyLine || rep.CheckEnd != nowText {
 			t.Fatalf("%s", marshal(t, rep))
 		}

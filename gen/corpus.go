@@ -20,7 +20,7 @@ import (
 const (
 	CorpusID         = "memory-scope-hygiene-corpus/v1"
 	CriteriaID       = "memory-scope-hygiene/v1"
-	CriteriaRevision = "1.0.1"
+	CriteriaRevision = "1.0.2"
 )
 
 // Provenance labels of corpus cases.

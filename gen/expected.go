@@ -203,12 +203,15 @@ type Coverage struct {
 	SplitState             int      `json:"split_state"`
 	Contested              int      `json:"contested"`
 	DanglingSupersedes     int      `json:"dangling_supersedes"`
-	B5NotRun               int      `json:"b5_not_run"`
-	TemplateLineage        int      `json:"template_lineage"`
-	M3DeclaredAbsent       M3Absent `json:"m3_declared_absent"`
-	ManifestIgnored        int      `json:"manifest_ignored"`
-	// MarkedShare is the marked share of live records (R-34, revision 1.0.1).
-	MarkedShare *Rate `json:"marked_share"`
+	// B5NotRun, TemplateLineage, M3DeclaredAbsent and MarkedShare are facts of the
+	// marker convention and L-4: present only when cross_scope_clusters is
+	// ASSESSABLE, absent (never zeros) when it is not (R-54, revision 1.0.2).
+	B5NotRun         *int      `json:"b5_not_run,omitempty"`
+	TemplateLineage  *int      `json:"template_lineage,omitempty"`
+	M3DeclaredAbsent *M3Absent `json:"m3_declared_absent,omitempty"`
+	ManifestIgnored  int       `json:"manifest_ignored"`
+	// MarkedShare is the marked share of live records (R-34).
+	MarkedShare *Rate `json:"marked_share,omitempty"`
 }
 
 // Audit holds the compared fields of an audit report.

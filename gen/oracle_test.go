@@ -251,7 +251,7 @@ func TestVerdictAndCoverage(t *testing.T) {
 	if au.Factors.Duplicates.Rate.Value != "20.0%" { // 1 of 5 live
 		t.Fatalf("duplicate rate %s", au.Factors.Duplicates.Rate.Value)
 	}
-	if au.Coverage.NotLive != 1 || au.Coverage.B5NotRun != 1 || au.Coverage.ScopeKeysSource != "family_default" {
+	if au.Coverage.NotLive != 1 || au.Coverage.B5NotRun == nil || *au.Coverage.B5NotRun != 1 || au.Coverage.ScopeKeysSource != "family_default" {
 		t.Fatalf("coverage %+v", au.Coverage)
 	}
 	if *au.Factors.ScopePresence.DistinctScopes != 2 {

@@ -1,5 +1,7 @@
 package gen
 
+import "strings"
+
 // Refusal rule ids, in the order the malformed_rule text lists them, plus
 // body_bytes_cap, which is checked before parsing.
 const (
@@ -138,11 +140,25 @@ func validate(top any) (*validated, *Refusal) {
 			if !ok {
 				return nil, refusal(ruleDeclaredScopeKeysInval)
 			}
+			var declared []string
 			for _, e := range arr {
 				s, ok := e.(string)
-				// The content fields of both forms can never be scope keys.
-				if !ok || s == "content_text" || s == "content_hash" {
+				// The content fields of both forms, and the names a family's
+				// records carry their text under natively, are never scope keys.
+				if !ok || contains(neverScopeKeys, s) {
 					return nil, refusal(ruleDeclaredScopeKeysInval)
+				}
+				declared = append(declared, s)
+			}
+			// A declared key whose value reads as free text holds content, and a scope
+			// is printed. Letta ignores declared keys.
+			if family != "letta" {
+				for i, r := range records {
+					for _, k := range declared {
+						if v, ok := r[k].(string); ok && freeText(v) {
+							return nil, recordRefusal(ruleDeclaredScopeKeysInval, i)
+						}
+					}
 				}
 			}
 		}
@@ -158,6 +174,25 @@ func validate(top any) (*validated, *Refusal) {
 	}
 
 	return &validated{family: family, form: form, variant: variant, manifest: manifest, records: records}, nil
+}
+
+// neverScopeKeys are the names manifest.declared_scope_keys may not list: the
+// content fields of both forms and the names Mem0 (memory, and data or
+// content in raw dumps), Graphiti/Zep edges (fact) and Letta blocks (value) and
+// passages (text) carry a record's text under.
+var neverScopeKeys = []string{"content_text", "content_hash", "memory", "data", "content", "text", "fact", "value"}
+
+// Free-text thresholds of R-55, in UTF-8 bytes.
+const (
+	freeTextMaxBytes           = 256
+	freeTextMaxBytesWhitespace = 64
+)
+
+// freeText reports whether a scope value reads as free text: more than 256
+// bytes, or more than 64 bytes with a space, tab, line feed or carriage return.
+func freeText(v string) bool {
+	return len(v) > freeTextMaxBytes ||
+		(len(v) > freeTextMaxBytesWhitespace && strings.ContainsAny(v, " \t\n\r"))
 }
 
 func contains(list []string, s string) bool {

@@ -9,7 +9,7 @@ func regressionSpecs() []edgeSpec {
 	// 64 nested arrays whose innermost holds scalars: depth counts containers only (R-51).
 	scalarsAt64 := `{"family":"generic","form":"full_text","records":[{"id":"a","content_text":"t"}],"x":` +
 		strings.Repeat("[", 63) + `1,"s",true,null` + strings.Repeat("]", 63) + `}`
-	return []edgeSpec{
+	return append([]edgeSpec{
 		reg(edgeSpec{name: "R-51-scalars-inside-64-containers-accepted", rules: rules("R-51", "R-3"), raw: []byte(scalarsAt64)}),
 		// A cycle whose only M1 record is unscoped does not resolve: covered needs a scope (R-21, P0).
 		reg(edgeSpec{name: "M4-cycle-anchor-unscoped-does-not-resolve", rules: rules("M4", "R-21", "R-35", "N2"), body: mem0(
@@ -78,9 +78,10 @@ func regressionSpecs() []edgeSpec {
 			txt("c", "z", "graph_id", "k1", "episode_group_ids", list("")),
 			txt("d", "w", "graph_id", "k1", "group_id", nil, "endpoint_group_ids", list("")),
 		)}),
-		// The marked share is in the coverage block even when cross_scope_clusters is NOT
-		// ASSESSABLE (R-34).
-		reg(edgeSpec{name: "R-34-marked-share-in-coverage-when-clusters-not-assessable", rules: rules("R-34", "R-19", "R-43"), body: generic(
+		// Revision 1.0.1 printed the marked share in the coverage block even when
+		// cross_scope_clusters is NOT ASSESSABLE (R-34); revision 1.0.2 leaves it out, with
+		// the other facts of the marker convention (R-54). The case keeps its 1.0.1 name.
+		reg(edgeSpec{name: "R-34-marked-share-in-coverage-when-clusters-not-assessable", rules: rules("R-34", "R-54", "R-19", "R-43"), body: generic(
 			txt("a", "x", "shared", true),
 			txt("b", "y"),
 		)}),
@@ -92,6 +93,106 @@ func regressionSpecs() []edgeSpec {
 			txt("t1", "persona", "attached_to", list("ag3"), "is_template", true, "origin_claim_id", "t2"),
 			txt("t2", "persona", "attached_to", list("ag4"), "is_template", true, "origin_claim_id", "t3"),
 			txt("t3", "persona", "attached_to", list("ag5"), "is_template", true),
+		)}),
+	}, revision102Specs(reg)...)
+}
+
+// revision102Specs are the regression cases of revision 1.0.2 (issue 25).
+func revision102Specs(reg func(edgeSpec) edgeSpec) []edgeSpec {
+	// A value of exactly n bytes, with or without a space (R-55's thresholds).
+	spaced := func(n int) string { return "the user " + strings.Repeat("x", n-9) }
+	solid := func(n int) string { return strings.Repeat("k", n) }
+	return []edgeSpec{
+		// Item 6 (R-54): a generic export with no scope keys printed "marked share 0.0%
+		// (0/2)" and "B5 not run 0 · template lineage 0" for a NOT ASSESSABLE factor.
+		reg(edgeSpec{name: "R-54-generic-no-keys-coverage-has-no-marker-facts", rules: rules("R-54", "R-34", "R-43"), body: generic(
+			txt("a", "x"),
+			txt("b", "x"),
+		)}),
+		reg(edgeSpec{name: "R-54-generic-empty-declared-list-m3-not-printed", rules: rules("R-54", "R-43", "R-25", "M3"), body: generic(
+			txt("a", "x", "shared", true, "source", "s1"),
+			txt("b", "x", "source", "s2"),
+		).manifest("declared_scope_keys", list(), "global_content_keys", list("x", "absent"), "global_claim_ids", list("zz"))}),
+		reg(edgeSpec{name: "R-54-zep_cloud-single-scope-coverage-has-no-marker-facts", rules: rules("R-54", "R-13"), body: zep(
+			txt("e1", "fact", "group_id", "g1"),
+			txt("e2", "fact", "group_id", "g1", "shared", true),
+		).with("variant", "zep_cloud")}),
+		reg(edgeSpec{name: "R-54-zep_cloud-one-live-graph-coverage-has-no-marker-facts", rules: rules("R-54", "R-53"), body: zep(
+			txt("e1", "fact", "graph_id", "g1", "source", "a"),
+			txt("e2", "fact", "graph_id", "g2", "is_deleted", true),
+		).with("variant", "zep_cloud").manifest("global_scopes", list("g9"))}),
+		// The same facts stay when the factor is ASSESSABLE, zeros included (assessed).
+		reg(edgeSpec{name: "R-54-assessable-clusters-keep-marker-facts", rules: rules("R-54", "R-34", "B2", "R-39"), body: mem0(
+			txt("a", "x", "user_id", "u1"),
+			txt("b", "x", "user_id", "u2"),
+		)}),
+		reg(edgeSpec{name: "R-54-generic-declared-keys-no-cluster-assessed-zeros", rules: rules("R-54", "R-34"), body: genericKeys(list("tenant"),
+			txt("a", "x", "tenant", "t1"),
+			txt("b", "y", "tenant", "t2"),
+		)}),
+		// Item 7 (R-55): a declared key holding content printed that content as a scope.
+		reg(edgeSpec{name: "R-55-declared-memory-refused-mem0", rules: rules("R-55", "declared_scope_keys_invalid"),
+			body: mem0(txt("a", "x", "user_id", "u", "memory", "likes pizza")).manifest("declared_scope_keys", list("user_id", "memory"))}),
+		reg(edgeSpec{name: "R-55-declared-fact-refused-zep", rules: rules("R-55", "declared_scope_keys_invalid"),
+			body: zep(txt("e1", "x", "group_id", "g1")).manifest("declared_scope_keys", list("group_id", "fact"))}),
+		reg(edgeSpec{name: "R-55-declared-value-refused-letta", rules: rules("R-55", "declared_scope_keys_invalid", "L-1"),
+			body: letta(txt("b1", "x", "attached_to", list("ag1"))).manifest("declared_scope_keys", list("value"))}),
+		reg(edgeSpec{name: "R-55-declared-text-refused-generic-hash_only", rules: rules("R-55", "declared_scope_keys_invalid"),
+			body: ex("generic", "hash_only", hsh("a", "h1", "tenant", "t1")).manifest("declared_scope_keys", list("tenant", "text"))}),
+		reg(edgeSpec{name: "R-55-declared-data-and-content-refused", rules: rules("R-55", "declared_scope_keys_invalid"),
+			body: genericKeys(list("content"), txt("a", "x", "content", "c"))}),
+		reg(edgeSpec{name: "R-55-declared-name-exact-case-accepted", rules: rules("R-55", "R-9"),
+			body: genericKeys(list("Memory", "DATA", " text"), txt("a", "x", "Memory", "m1"), txt("b", "x", "Memory", "m2"))}),
+		reg(edgeSpec{name: "R-55-names-before-free-text", rules: rules("R-55", "R-1", "declared_scope_keys_invalid"),
+			body: genericKeys(list("topic", "data"), txt("a", "x", "topic", solid(300)))}),
+		reg(edgeSpec{name: "R-55-free-text-value-refused-generic", rules: rules("R-55", "declared_scope_keys_invalid"), body: genericKeys(list("topic"),
+			txt("a", "x", "topic", "alice"),
+			txt("b", "y", "topic", "The user said that they prefer dark mode in every app they use it."),
+		)}),
+		reg(edgeSpec{name: "R-55-free-text-first-record-in-array-order", rules: rules("R-55", "R-1", "declared_scope_keys_invalid"), body: mem0(
+			txt("a", "x", "user_id", "u1", "team", "t1"),
+			txt("b", "x", "user_id", solid(257), "team", "t1", "is_deleted", true),
+			txt("c", "x", "user_id", "u3", "team", spaced(65)),
+		).manifest("declared_scope_keys", list("team", "user_id"))}),
+		reg(edgeSpec{name: "R-55-free-text-64-bytes-with-space-accepted", rules: rules("R-55", "R-9"), body: genericKeys(list("topic"),
+			txt("a", "x", "topic", spaced(64)),
+			txt("b", "x", "topic", "a b"),
+		)}),
+		reg(edgeSpec{name: "R-55-free-text-65-bytes-with-space-refused", rules: rules("R-55", "declared_scope_keys_invalid"), body: genericKeys(list("topic"),
+			txt("a", "x", "topic", "a b"),
+			txt("b", "x", "topic", spaced(65)),
+		)}),
+		reg(edgeSpec{name: "R-55-free-text-whitespace-kinds-refused", rules: rules("R-55", "declared_scope_keys_invalid"), body: genericKeys(list("topic"),
+			txt("a", "x", "topic", solid(70)+"\u00a0"),
+			txt("b", "x", "topic", solid(64)+"\t"),
+		)}),
+		reg(edgeSpec{name: "R-55-free-text-256-bytes-solid-accepted", rules: rules("R-55", "R-9"), body: zep(
+			txt("e1", "x", "group_id", solid(256)),
+			txt("e2", "x", "group_id", "g2"),
+		).manifest("declared_scope_keys", list("group_id"))}),
+		reg(edgeSpec{name: "R-55-free-text-257-bytes-solid-refused", rules: rules("R-55", "declared_scope_keys_invalid"), body: zep(
+			txt("e1", "x", "group_id", "g1"),
+			txt("e2", "x", "group_id", solid(257)),
+		).manifest("declared_scope_keys", list("group_id"))}),
+		reg(edgeSpec{name: "R-55-free-text-bytes-not-characters", rules: rules("R-55", "declared_scope_keys_invalid"), body: genericKeys(list("topic"),
+			txt("a", "x", "topic", strings.Repeat("é", 129)),
+		)}),
+		// What the service cannot know: these are audited and printed as submitted.
+		reg(edgeSpec{name: "R-55-letta-declared-keys-not-scanned", rules: rules("R-55", "R-8", "L-1"), body: letta(
+			txt("b1", "x", "attached_to", list("ag1"), "topic", spaced(300)),
+			txt("b2", "x", "attached_to", list("ag2")),
+		).manifest("declared_scope_keys", list("topic"))}),
+		reg(edgeSpec{name: "R-55-default-keys-not-scanned", rules: rules("R-55", "R-8"), body: mem0(
+			txt("a", "x", "user_id", spaced(300)),
+			txt("b", "x", "user_id", "u2"),
+		)}),
+		reg(edgeSpec{name: "R-55-undeclared-metadata-and-non-string-not-read", rules: rules("R-55", "R-7"), body: genericKeys(list("topic"),
+			txt("a", "x", "topic", "t1", "notes", spaced(300), "metadata", obj{"topic": spaced(300)}),
+			txt("b", "x", "topic", list(spaced(300))),
+		)}),
+		reg(edgeSpec{name: "R-55-short-content-under-declared-key-printed", rules: rules("R-55", "B2"), body: genericKeys(list("topic"),
+			txt("a", "likes pizza", "topic", "likes pizza"),
+			txt("b", "likes pizza", "topic", "likes sushi"),
 		)}),
 	}
 }

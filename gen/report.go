@@ -97,7 +97,8 @@ func (a *analysis) audit(c *publishedCriteria, st statuses) *Audit {
 	}
 
 	// The marked share of live records belongs to the coverage block (marker_convention,
-	// R-34) and is repeated inside an assessable cross_scope_clusters.
+	// R-34) and is repeated inside cross_scope_clusters, both only when that factor is
+	// ASSESSABLE.
 	marked := 0
 	for i := 0; i < a.n; i++ {
 		if a.live[i] && (a.covered[i] || a.scope[i].global) {
@@ -143,11 +144,16 @@ func (a *analysis) audit(c *publishedCriteria, st statuses) *Audit {
 		NotLive:            a.n - live,
 		SplitState:         a.splitState,
 		DanglingSupersedes: a.dangling,
-		B5NotRun:           cr.b5NotRun,
-		TemplateLineage:    cr.templateLineage,
-		M3DeclaredAbsent:   a.m3DeclaredAbsent(),
 		ManifestIgnored:    a.man.ignored,
-		MarkedShare:        &share,
+	}
+	// The marker convention does not engage where the factor cannot be assessed (P0):
+	// its facts are then absent from the coverage block, never zeros.
+	if st.clusters.Status == statusAssessable {
+		m3 := a.m3DeclaredAbsent()
+		cov.B5NotRun = intp(cr.b5NotRun)
+		cov.TemplateLineage = intp(cr.templateLineage)
+		cov.M3DeclaredAbsent = &m3
+		cov.MarkedShare = &share
 	}
 	for i := 0; i < a.n; i++ {
 		if a.scope[i].standIn {

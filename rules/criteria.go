@@ -37,6 +37,24 @@ type Criteria struct {
 	// NeverScopeKeys are names manifest.declared_scope_keys may not list (R-52): a manifest naming
 	// one is declared_scope_keys_invalid.
 	NeverScopeKeys []string `yaml:"never_scope_keys" json:"never_scope_keys,omitempty"`
+	// FreeTextScopeValue says when a value under a manifest-declared scope key reads as free text
+	// (R-55): such an export is declared_scope_keys_invalid. Absent: no value is refused.
+	FreeTextScopeValue *FreeTextLimits `yaml:"free_text_scope_value" json:"free_text_scope_value,omitempty"`
+	// CoverageFacts names, per factor, the coverage members that are that factor's facts: they
+	// are left out of the coverage block when the factor is NOT ASSESSABLE (R-54). Members are
+	// from CoverageFactMembers.
+	CoverageFacts map[string][]string `yaml:"coverage_facts" json:"coverage_facts,omitempty"`
+}
+
+// CoverageFactMembers are the coverage members the mechanics can leave out with their factor.
+var CoverageFactMembers = []string{"b5_not_run", "template_lineage", "m3_declared_absent", "marked_share"}
+
+// FreeTextLimits are the lengths past which a scope value reads as free text (R-55): more than
+// MaxBytes UTF-8 bytes, or more than MaxBytesWithWhitespace bytes with an ASCII space, tab, line
+// feed or carriage return in it.
+type FreeTextLimits struct {
+	MaxBytes               int `yaml:"max_bytes" json:"max_bytes"`
+	MaxBytesWithWhitespace int `yaml:"max_bytes_with_whitespace" json:"max_bytes_with_whitespace"`
 }
 
 // Price is the published price of one audit.
@@ -121,6 +139,10 @@ type Interpretation struct {
 	Text   string `yaml:"text" json:"text"`
 }
 
+// ScopeFromKeys is the family scope mechanics that reads the declared (or default) scope keys; the
+// other is "attached_to" (Letta, R-12).
+const ScopeFromKeys = "keys"
+
 // FamilySpec describes one published family.
 type FamilySpec struct {
 	Variants         []string          `yaml:"variants" json:"variants"`
@@ -183,7 +205,9 @@ type ClassSpec struct {
 
 // PrecedenceRule is one step of the cluster decision precedence.
 type PrecedenceRule struct {
-	ID     string `yaml:"id" json:"id"`
+	ID string `yaml:"id" json:"id"`
+	// Name is the step's published name (the marker convention's words: "broken pointer").
+	Name   string `yaml:"name" json:"name,omitempty"`
 	When   Expr   `yaml:"when" json:"when"`
 	Class  string `yaml:"class" json:"class"`
 	Reason string `yaml:"reason" json:"reason,omitempty"`

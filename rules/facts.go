@@ -85,35 +85,35 @@ type Record struct {
 // live non-global members; counts are over copies unless named otherwise.
 type Cluster struct {
 	// Letta is true for the Letta family, whose scopes are sets (L-1, L-2).
-	Letta bool `cel:"letta"`
+	Letta bool `cel:"letta" meaning:"the family is Letta, whose scopes are sets (L-1, L-2)"`
 	// Copies is the number of live non-global members.
-	Copies int64 `cel:"copies"`
+	Copies int64 `cel:"copies" meaning:"copies: live non-global members, the ones the precedence judges"`
 	// Globals is the number of global members (listed, never judged).
-	Globals int64 `cel:"globals"`
+	Globals int64 `cel:"globals" meaning:"global members, listed and never judged (M2)"`
 	// DistinctScopes is the number of distinct scopes among copies.
-	DistinctScopes int64 `cel:"distinct_scopes"`
+	DistinctScopes int64 `cel:"distinct_scopes" meaning:"distinct scopes among the copies"`
 	// DisjointPair is true when two copies have disjoint scope sets (Letta, L-2).
-	DisjointPair bool `cel:"disjoint_pair"`
+	DisjointPair bool `cel:"disjoint_pair" meaning:"two copies have disjoint scope sets (Letta, L-2)"`
 	// Covered counts copies for which the `covered` predicate holds.
-	Covered int64 `cel:"covered"`
+	Covered int64 `cel:"covered" meaning:"copies covered by a marker (M1, M3 or a resolving M4 pointer)"`
 	// Malformed counts copies for which `malformed_marker` holds.
-	Malformed int64 `cel:"malformed"`
+	Malformed int64 `cel:"malformed" meaning:"copies with a malformed marker: shared present and not a boolean (N4)"`
 	// Contradictions counts copies for which `contradiction` holds.
-	Contradictions int64 `cel:"contradictions"`
+	Contradictions int64 `cel:"contradictions" meaning:"copies that contradict their own declaration (N3)"`
 	// BrokenPointers counts copies carrying an M4 pointer that does not resolve.
-	BrokenPointers int64 `cel:"broken_pointers"`
+	BrokenPointers int64 `cel:"broken_pointers" meaning:"copies whose M4 pointer does not resolve (N2)"`
 	// KeySets is the number of distinct sets of declared keys carried by copies (N5).
-	KeySets int64 `cel:"key_sets"`
+	KeySets int64 `cel:"key_sets" meaning:"distinct sets of declared scope keys among the copies (N5)"`
 	// Sourced counts copies carrying a counting source.
-	Sourced int64 `cel:"sourced"`
+	Sourced int64 `cel:"sourced" meaning:"copies carrying a source"`
 	// DistinctSources is the number of distinct counting sources among copies.
-	DistinctSources int64 `cel:"distinct_sources"`
+	DistinctSources int64 `cel:"distinct_sources" meaning:"distinct sources among the copies (B5)"`
 	// WithTemplateID counts copies with template_id set; TemplateIDs counts its distinct string values.
-	WithTemplateID int64 `cel:"with_template_id"`
-	TemplateIDs    int64 `cel:"template_ids"`
+	WithTemplateID int64 `cel:"with_template_id" meaning:"copies with a template_id"`
+	TemplateIDs    int64 `cel:"template_ids" meaning:"distinct template_id values"`
 	// WithBaseTemplateID and BaseTemplateIDs are the same for base_template_id.
-	WithBaseTemplateID int64 `cel:"with_base_template_id"`
-	BaseTemplateIDs    int64 `cel:"base_template_ids"`
+	WithBaseTemplateID int64 `cel:"with_base_template_id" meaning:"copies with a base_template_id"`
+	BaseTemplateIDs    int64 `cel:"base_template_ids" meaning:"distinct base_template_id values"`
 }
 
 // Submission is what the assessability gates see of the whole export.

@@ -182,7 +182,7 @@ func (c *compiler) compilePrograms(ps *ProgramSet) {
 		r.When.Path = fmt.Sprintf("clusters.precedence[%d].when", i)
 		p := pc.compile(precEnv, r.ID, r.When)
 		ps.precedence = append(ps.precedence, PrecedenceProgram{
-			ID: r.ID, Refer: r.ReferToConflicts, Class: r.Class, Reason: r.Reason, Statement: cr.Classes[r.Class].Statement, When: p,
+			ID: r.ID, Name: r.Name, Refer: r.ReferToConflicts, Class: r.Class, Reason: r.Reason, Statement: cr.Classes[r.Class].Statement, When: p,
 		})
 	}
 	if n := len(ps.precedence); n > 0 && ps.precedence[n-1].When != nil && !ps.precedence[n-1].When.constTrue {

@@ -65,8 +65,14 @@ type MutLogCriteria struct {
 	Canonicalization []string          `yaml:"canonicalization" json:"canonicalization"`
 	Replay           ReplaySpec        `yaml:"replay" json:"replay"`
 	Decisions        MutLogDecisions   `yaml:"decisions" json:"-"`
-	Gates            map[string][]Gate `yaml:"gates" json:"gates"`
-	Interpretations  []Interpretation  `yaml:"interpretations" json:"interpretations"`
+	// DoesNotApply are the gates of the stores the rules do not apply to (FE-R-38), tried before
+	// every factor's gates.
+	DoesNotApply []Gate            `yaml:"does_not_apply" json:"does_not_apply,omitempty"`
+	Gates        map[string][]Gate `yaml:"gates" json:"gates"`
+	// FactGates gate single facts of an ASSESSABLE factor after replay (FE-R-35, FE-R-37), keyed
+	// "<factor>.<fact>" (MutLogGatedFacts).
+	FactGates       map[string][]Gate `yaml:"fact_gates" json:"fact_gates,omitempty"`
+	Interpretations []Interpretation  `yaml:"interpretations" json:"interpretations"`
 }
 
 // MutLogCaps are the published caps of a mutation-log rule set.
@@ -93,6 +99,8 @@ type MutLogWords struct {
 	NotAssessable string `yaml:"not_assessable" json:"not_assessable"`
 	NoForgets     string `yaml:"no_forgets" json:"no_forgets"`
 	Verdict       string `yaml:"verdict" json:"verdict"`
+	// VerdictDoesNotApply is the verdict line of a log a does_not_apply gate holds for.
+	VerdictDoesNotApply string `yaml:"verdict_does_not_apply" json:"verdict_does_not_apply,omitempty"`
 }
 
 // OpSpec says what an event operation carries (FE-R-10).
@@ -147,6 +155,9 @@ var (
 		"reopen":   {"unchecked"},
 		"reassign": {"unchecked"},
 	}
+	// MutLogGatedFacts are the facts of an ASSESSABLE factor that fact_gates may make NOT
+	// ASSESSABLE (each leaves out its seqs with it).
+	MutLogGatedFacts    = []string{"reinserts_outside_envelope.outside", "reinserts_outside_envelope.silent"}
 	mutLogVerdictFields = []string{"{events}", "{forgets}", "{with_envelope}", "{reinserts}", "{outside}", "{aliases}",
 		"{unchecked_reopens}", "{retired_writes}", "{unchecked_reassignments}", "{mismatches}", "{check_end}"}
 )
@@ -191,18 +202,32 @@ type LogFacts struct {
 	Snapshot            bool   `cel:"snapshot"`
 	// NewKeys is true when the export declares reinsert_identity "new_key" (FE-R-34).
 	NewKeys bool `cel:"new_keys"`
+	// TombstoneOnly is true when the export declares forget_semantics "tombstone_only" (FE-R-38).
+	TombstoneOnly bool `cel:"tombstone_only"`
+}
+
+// LogCounts are a factor's counts after replay, read by the fact gates (FE-R-35, FE-R-37).
+type LogCounts struct {
+	Reinserts    int64 `cel:"reinserts"`
+	Checked      int64 `cel:"checked"`
+	NoEnvelope   int64 `cel:"no_envelope"`
+	Unattributed int64 `cel:"unattributed"`
+	// Judged are the checked reinserts that carry a principal (FE-R-37).
+	Judged   int64 `cel:"judged"`
+	Unjudged int64 `cel:"unjudged"`
 }
 
 const (
 	logEventType  = "rules.LogEvent"
 	logForgetType = "rules.LogForget"
 	logFactsType  = "rules.LogFacts"
+	logCountsType = "rules.LogCounts"
 )
 
 func mutLogEnv() (*cel.Env, error) {
 	return cel.NewEnv(
 		ext.NativeTypes(types.ParseStructTags(true),
-			reflect.TypeOf(LogEvent{}), reflect.TypeOf(LogForget{}), reflect.TypeOf(LogFacts{})),
+			reflect.TypeOf(LogEvent{}), reflect.TypeOf(LogForget{}), reflect.TypeOf(LogFacts{}), reflect.TypeOf(LogCounts{})),
 		cel.ParserExpressionSizeLimit(4096),
 		cel.ParserRecursionLimit(64),
 		cel.ASTValidators(cel.ValidateComprehensionNestingLimit(1), cel.ValidateHomogeneousAggregateLiterals()),
@@ -218,6 +243,8 @@ type MutLogSet struct {
 	name      string
 	decisions map[string][]*Program
 	gates     map[string][]GateProgram
+	dna       []GateProgram
+	facts     map[string][]GateProgram
 }
 
 // Served is what every compiled criteria revision answers, whatever its kind.
@@ -274,7 +301,7 @@ func LoadMutationLog(name string, src []byte) (*MutLogSet, error) {
 		c.yamlError(err)
 		return nil, c.probs.err()
 	}
-	ms := &MutLogSet{c: &crit, decisions: map[string][]*Program{}, gates: map[string][]GateProgram{}}
+	ms := &MutLogSet{c: &crit, decisions: map[string][]*Program{}, gates: map[string][]GateProgram{}, facts: map[string][]GateProgram{}}
 	c.validateMutLog(&crit)
 	if err := c.probs.err(); err != nil {
 		return nil, err
@@ -391,6 +418,34 @@ func (c *compiler) validateMutLog(crit *MutLogCriteria) {
 			}
 		}
 	}
+	for i, g := range crit.DoesNotApply {
+		if g.KeepCounts {
+			bad(fmt.Sprintf("does_not_apply[%d].keep_counts", i), "a NOT ASSESSABLE factor of this kind carries no number")
+		}
+		if g.Reason == "" {
+			bad(fmt.Sprintf("does_not_apply[%d].reason", i), "a gate needs its reason")
+		}
+	}
+	if len(crit.DoesNotApply) > 0 {
+		for _, fld := range []string{"{events}", "{forgets}", "{does_not_apply}", "{check_end}"} {
+			if !strings.Contains(crit.Words.VerdictDoesNotApply, fld) {
+				bad("words.verdict_does_not_apply", "with does_not_apply gates the does-not-apply verdict must carry %s", fld)
+			}
+		}
+	}
+	for _, f := range sortedKeys(crit.FactGates) {
+		if !contains(MutLogGatedFacts, f) {
+			bad("fact_gates."+f, "unknown fact %q (the mechanics can gate: %s)", f, strings.Join(MutLogGatedFacts, ", "))
+		}
+		for i, g := range crit.FactGates[f] {
+			if g.KeepCounts {
+				bad(fmt.Sprintf("fact_gates.%s[%d].keep_counts", f, i), "a NOT ASSESSABLE fact carries no number")
+			}
+			if g.Reason == "" {
+				bad(fmt.Sprintf("fact_gates.%s[%d].reason", f, i), "a gate needs its reason")
+			}
+		}
+	}
 	for _, fld := range mutLogVerdictFields {
 		if !strings.Contains(crit.Words.Verdict, fld) {
 			bad("words.verdict", "the verdict must carry %s", fld)
@@ -434,6 +489,17 @@ func (c *compiler) compileMutLog(ms *MutLogSet) {
 		}
 	}
 	gEnv, _ := base.Extend(cel.Variable("log", cel.ObjectType(logFactsType)))
+	for i, g := range crit.DoesNotApply {
+		g.When.Path = fmt.Sprintf("does_not_apply[%d].when", i)
+		ms.dna = append(ms.dna, GateProgram{Reason: g.Reason, When: pc.compile(gEnv, "does_not_apply", g.When)})
+	}
+	fEnv, _ := gEnv.Extend(cel.Variable("counts", cel.ObjectType(logCountsType)))
+	for _, f := range MutLogGatedFacts {
+		for i, g := range crit.FactGates[f] {
+			g.When.Path = fmt.Sprintf("fact_gates.%s[%d].when", f, i)
+			ms.facts[f] = append(ms.facts[f], GateProgram{Reason: g.Reason, When: pc.compile(fEnv, f+".gate", g.When)})
+		}
+	}
 	for _, f := range MutLogFactors {
 		for i, g := range crit.Gates[f] {
 			g.When.Path = fmt.Sprintf("gates.%s[%d].when", f, i)
@@ -489,13 +555,27 @@ func (ms *MutLogSet) Programs() []*Program {
 	for _, s := range MutLogSubjects {
 		out = append(out, ms.decisions[s]...)
 	}
+	for _, g := range ms.dna {
+		out = append(out, g.When)
+	}
 	for _, f := range MutLogFactors {
 		for _, g := range ms.gates[f] {
 			out = append(out, g.When)
 		}
 	}
+	for _, f := range MutLogGatedFacts {
+		for _, g := range ms.facts[f] {
+			out = append(out, g.When)
+		}
+	}
 	return out
 }
+
+// FactGates are the gates of one gated fact (MutLogGatedFacts) in order.
+func (ms *MutLogSet) FactGates(fact string) []GateProgram { return ms.facts[fact] }
+
+// DoesNotApplyGates are the does_not_apply gates in order.
+func (ms *MutLogSet) DoesNotApplyGates() []GateProgram { return ms.dna }
 
 // Document is the published criteria document: every member of the file as JSON, the decisions
 // with their expressions in order, and the criteria digest.
@@ -570,16 +650,22 @@ func (ms *MutLogSet) Decide(subject string, a *EventActivation) ([]bool, error) 
 	return append([]bool(nil), a.vals...), nil
 }
 
-// LogActivation is the input of the assessability gates.
+// LogActivation is the input of the assessability gates; Counts is set for the fact gates only.
 type LogActivation struct {
-	Log *LogFacts
-	Obs Observer
+	Log    *LogFacts
+	Counts *LogCounts
+	Obs    Observer
 }
 
 // ResolveName implements interpreter.Activation.
 func (a *LogActivation) ResolveName(name string) (any, bool) {
-	if name == "log" {
+	switch name {
+	case "log":
 		return a.Log, true
+	case "counts":
+		if a.Counts != nil {
+			return a.Counts, true
+		}
 	}
 	return nil, false
 }
@@ -592,9 +678,24 @@ func (a *LogActivation) observer() Observer { return a.Obs }
 // Gate returns the first gate of factor that holds (nil: ASSESSABLE). With an observer every gate
 // is evaluated, so coverage sees each one both ways.
 func (ms *MutLogSet) Gate(factor string, a *LogActivation) (*GateProgram, error) {
+	return firstGate(ms.gates[factor], a)
+}
+
+// DoesNotApply returns the first does_not_apply gate that holds (nil: the rules apply).
+func (ms *MutLogSet) DoesNotApply(a *LogActivation) (*GateProgram, error) {
+	return firstGate(ms.dna, a)
+}
+
+// FactGate returns the first gate of a gated fact that holds (nil: the fact is printed); a.Counts
+// must be set.
+func (ms *MutLogSet) FactGate(fact string, a *LogActivation) (*GateProgram, error) {
+	return firstGate(ms.facts[fact], a)
+}
+
+func firstGate(gates []GateProgram, a *LogActivation) (*GateProgram, error) {
 	var first *GateProgram
-	for i := range ms.gates[factor] {
-		g := &ms.gates[factor][i]
+	for i := range gates {
+		g := &gates[i]
 		v, err := g.When.Bool(a)
 		if err != nil {
 			return nil, err

@@ -86,6 +86,8 @@ type ConflictProgram struct {
 // PrecedenceProgram is one compiled step of the cluster decision precedence.
 type PrecedenceProgram struct {
 	ID string
+	// Name is the step's published name ("" when the criteria give none).
+	Name string
 	// Refer lists the copies of a cluster this rule decides under scope_conflicts.
 	Refer     bool
 	Class     string

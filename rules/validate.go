@@ -83,6 +83,21 @@ func (c *compiler) validate() {
 		}
 	}
 
+	if ft := crit.FreeTextScopeValue; ft != nil && (ft.MaxBytes <= 0 || ft.MaxBytesWithWhitespace <= 0) {
+		bad("free_text_scope_value", "free_text_scope_value needs positive max_bytes and max_bytes_with_whitespace")
+	}
+
+	for _, f := range sortedKeys(crit.CoverageFacts) {
+		if !contains(Factors, f) {
+			bad("coverage_facts."+f, "unknown factor %q", f)
+		}
+		for i, m := range crit.CoverageFacts[f] {
+			if !contains(CoverageFactMembers, m) {
+				bad(fmt.Sprintf("coverage_facts.%s[%d]", f, i), "unknown coverage member %q (the mechanics can leave out: %s)", m, strings.Join(CoverageFactMembers, ", "))
+			}
+		}
+	}
+
 	// Families and forms.
 	for _, name := range sortedKeys(crit.Families) {
 		f := crit.Families[name]

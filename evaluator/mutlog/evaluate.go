@@ -22,6 +22,8 @@ import (
 type Options struct {
 	// Observer sees every rule evaluation (coverage); nil on the request path.
 	Observer rules.Observer
+	// explain, when set, collects why each decision and gate came out as it did (Explain).
+	explain *Explanation
 }
 
 // Status is a factor's assessability: ASSESSABLE, or NOT ASSESSABLE with its reason.
@@ -67,18 +69,23 @@ type Reinserts struct {
 	Seqs      []int64 `json:"seqs"`
 }
 
-// OutsideEnvelope is factor (3).
+// OutsideEnvelope is factor (3). Outside and Silent are each a count, or a Status when their fact
+// gate holds (FE-R-35, FE-R-37); their seqs are then left out.
 type OutsideEnvelope struct {
-	Status           string  `json:"status"`
-	Reinserts        int     `json:"reinserts"`
-	Checked          int     `json:"checked"`
-	NoEnvelope       int     `json:"no_envelope"`
-	Outside          int     `json:"outside"`
-	Silent           int     `json:"silent"`
-	Unattributed     int     `json:"unattributed"`
-	OutsideSeqs      []int64 `json:"outside_seqs"`
-	SilentSeqs       []int64 `json:"silent_seqs"`
-	UnattributedSeqs []int64 `json:"unattributed_seqs"`
+	Status     string `json:"status"`
+	Reinserts  int    `json:"reinserts"`
+	Checked    int    `json:"checked"`
+	NoEnvelope int    `json:"no_envelope"`
+	// Judged and Unjudged are printed when the criteria gate a fact of this factor on them
+	// (FE-R-37): the counts a fact gate reads stand beside the fact.
+	Judged           *int     `json:"judged,omitempty"`
+	Unjudged         *int     `json:"unjudged,omitempty"`
+	Outside          any      `json:"outside"`
+	Silent           any      `json:"silent"`
+	Unattributed     int      `json:"unattributed"`
+	OutsideSeqs      *[]int64 `json:"outside_seqs,omitempty"`
+	SilentSeqs       *[]int64 `json:"silent_seqs,omitempty"`
+	UnattributedSeqs []int64  `json:"unattributed_seqs"`
 }
 
 // Aliases is factor (4).
@@ -165,8 +172,10 @@ type Report struct {
 	Factors          Factors  `json:"factors"`
 	Coverage         Coverage `json:"coverage"`
 
-	// The verdict's figures, "" when the factor is NOT ASSESSABLE.
+	// The verdict's figures, absent when the factor is NOT ASSESSABLE.
 	verdict map[string]string
+	// doesNotApply is the reason of the does_not_apply gate that holds ("" when the rules apply).
+	doesNotApply string
 }
 
 // state is one evaluation in progress.
@@ -176,6 +185,10 @@ type state struct {
 	l     *log
 	facts rules.LogFacts
 	gates map[string]*rules.GateProgram
+	// dna is the does_not_apply gate that holds (nil: the rules apply, FE-R-38).
+	dna *rules.GateProgram
+	// counts are the counts the fact gates read (nil until computed).
+	counts *rules.LogCounts
 	// withEnvelope holds the forget.with_envelope decision per event, by index in l.events.
 	withEnvelope []bool
 	// ev and fg are the facts of the event being decided, reused: the programs read them only
@@ -210,6 +223,7 @@ func prepare(ms *rules.MutLogSet, body []byte, opts Options) (*state, *Refusal, 
 	st := &state{ms: ms, opts: opts, l: l, gates: map[string]*rules.GateProgram{}, withEnvelope: make([]bool, len(l.events))}
 	f := &st.facts
 	f.ForgetMode, f.Events, f.Principals, f.Snapshot, f.NewKeys = st.l.mode, int64(len(st.l.events)), int64(st.l.principals), st.l.hasSnap, st.l.newKeys
+	f.TombstoneOnly = st.l.tombstoneOnly
 	act := &rules.EventActivation{Obs: opts.Observer}
 	for i := range st.l.events {
 		ev := &st.l.events[i]
@@ -222,6 +236,7 @@ func prepare(ms *rules.MutLogSet, body []byte, opts Options) (*state, *Refusal, 
 				return nil, nil, err
 			}
 			st.withEnvelope[i] = v[0]
+			st.explainEvent(ev, "forget", v)
 			if v[0] {
 				f.ForgetsWithEnvelope++
 			}
@@ -230,6 +245,11 @@ func prepare(ms *rules.MutLogSet, body []byte, opts Options) (*state, *Refusal, 
 		}
 	}
 	la := &rules.LogActivation{Log: f, Obs: opts.Observer}
+	dna, err := ms.DoesNotApply(la)
+	if err != nil {
+		return nil, nil, err
+	}
+	st.dna = dna
 	for _, name := range rules.MutLogFactors {
 		g, err := ms.Gate(name, la)
 		if err != nil {
@@ -263,9 +283,18 @@ func (st *state) forgetFacts(ev *event) *rules.LogForget {
 	return f
 }
 
+// gate is the gate that makes a factor NOT ASSESSABLE: a does_not_apply gate first (FE-R-38), then
+// the factor's own; nil when it is ASSESSABLE.
+func (st *state) gate(factor string) *rules.GateProgram {
+	if st.dna != nil {
+		return st.dna
+	}
+	return st.gates[factor]
+}
+
 func (st *state) status(factor string) Status {
 	w := st.ms.Criteria().Words
-	if g := st.gates[factor]; g != nil {
+	if g := st.gate(factor); g != nil {
 		return Status{Status: w.NotAssessable, Reason: g.Reason}
 	}
 	return Status{Status: w.Assessable}
@@ -316,10 +345,13 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 		ForgetMode: l.mode, Events: len(l.events), Forgets: int(st.facts.Forgets),
 		ScopeStatement: c.Texts["scope_text"], HonestyLine: c.Texts["honesty_line"], verdict: map[string]string{}}
 	na := func(f string) any {
-		if st.gates[f] != nil {
+		if st.gate(f) != nil {
 			return st.status(f)
 		}
 		return nil
+	}
+	if st.dna != nil {
+		rep.doesNotApply = st.dna.Reason
 	}
 
 	// (1) forget_envelopes
@@ -344,7 +376,9 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 
 	// (2)-(4) and the retired writes of (5): the reinserts, judged by the criteria's decisions.
 	ri := Reinserts{Status: w.Assessable, Seqs: seqs()}
-	oe := OutsideEnvelope{Status: w.Assessable, OutsideSeqs: seqs(), SilentSeqs: seqs(), UnattributedSeqs: seqs()}
+	var outside, silent, judged int
+	outsideSeqs, silentSeqs := seqs(), seqs()
+	oe := OutsideEnvelope{Status: w.Assessable, UnattributedSeqs: seqs()}
 	al := Aliases{Status: w.Assessable, Seqs: seqs()}
 	ro := Reopens{Status: w.Assessable, UncheckedSeqs: seqs(), RetiredWriteSeqs: seqs()}
 	act := &rules.EventActivation{Obs: opts.Observer}
@@ -354,7 +388,8 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 		if err != nil {
 			return nil, nil, err
 		}
-		checked, unattributed, outside, silent, alias := v[0], v[1], v[2], v[3], v[4]
+		st.explainEvent(r.ev, "reinsert", v)
+		checked, unattributed, isOutside, isSilent, alias := v[0], v[1], v[2], v[3], v[4]
 		ri.Reinserts++
 		ri.Seqs = append(ri.Seqs, r.ev.seq)
 		ro.RetiredWrites++
@@ -369,13 +404,16 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 			oe.Unattributed++
 			oe.UnattributedSeqs = append(oe.UnattributedSeqs, r.ev.seq)
 		}
-		if outside {
-			oe.Outside++
-			oe.OutsideSeqs = append(oe.OutsideSeqs, r.ev.seq)
+		if checked && !unattributed {
+			judged++
 		}
-		if silent {
-			oe.Silent++
-			oe.SilentSeqs = append(oe.SilentSeqs, r.ev.seq)
+		if isOutside {
+			outside++
+			outsideSeqs = append(outsideSeqs, r.ev.seq)
+		}
+		if isSilent {
+			silent++
+			silentSeqs = append(silentSeqs, r.ev.seq)
 		}
 		al.Reinserts++
 		if alias {
@@ -389,6 +427,7 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 		if err != nil {
 			return nil, nil, err
 		}
+		st.explainEvent(ev, "reopen", v)
 		ro.Reopens++
 		if v[0] {
 			ro.Unchecked++
@@ -406,6 +445,7 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 		if err != nil {
 			return nil, nil, err
 		}
+		st.explainEvent(ev, "reassign", v)
 		rs.Reassignments++
 		if v[0] {
 			rs.Unchecked++
@@ -423,7 +463,36 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 		}
 	}
 	set("reinserts_after_forget", ri, &rep.Factors.ReinsertsAfterForget, map[string]int{"reinserts": ri.Reinserts})
-	set("reinserts_outside_envelope", oe, &rep.Factors.ReinsertsOutsideEnvelope, map[string]int{"outside": oe.Outside})
+	if na("reinserts_outside_envelope") == nil {
+		unjudged := oe.Reinserts - judged
+		if len(ms.FactGates("reinserts_outside_envelope.outside"))+len(ms.FactGates("reinserts_outside_envelope.silent")) > 0 {
+			oe.Judged, oe.Unjudged = &judged, &unjudged
+		}
+		counts := &rules.LogCounts{Reinserts: int64(oe.Reinserts), Checked: int64(oe.Checked), NoEnvelope: int64(oe.NoEnvelope),
+			Unattributed: int64(oe.Unattributed), Judged: int64(judged), Unjudged: int64(unjudged)}
+		st.counts = counts
+		fa := &rules.LogActivation{Log: &st.facts, Counts: counts, Obs: opts.Observer}
+		og, err := ms.FactGate("reinserts_outside_envelope.outside", fa)
+		if err != nil {
+			return nil, nil, err
+		}
+		sg, err := ms.FactGate("reinserts_outside_envelope.silent", fa)
+		if err != nil {
+			return nil, nil, err
+		}
+		if og != nil {
+			oe.Outside = Status{Status: w.NotAssessable, Reason: og.Reason}
+		} else {
+			oe.Outside, oe.OutsideSeqs = outside, &outsideSeqs
+			rep.verdict["outside"] = strconv.Itoa(outside)
+		}
+		if sg != nil {
+			oe.Silent = Status{Status: w.NotAssessable, Reason: sg.Reason}
+		} else {
+			oe.Silent, oe.SilentSeqs = silent, &silentSeqs
+		}
+	}
+	set("reinserts_outside_envelope", oe, &rep.Factors.ReinsertsOutsideEnvelope, nil)
 	set("alias_reinserts", al, &rep.Factors.AliasReinserts, map[string]int{"aliases": al.Aliases})
 	set("reopens", ro, &rep.Factors.Reopens, map[string]int{"unchecked_reopens": ro.Unchecked, "retired_writes": ro.RetiredWrites})
 	set("reassignments", rs, &rep.Factors.Reassignments, map[string]int{"unchecked_reassignments": rs.Unchecked})
@@ -476,6 +545,11 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 	}
 	rep.Coverage = cov
 	Stamp(ms, rep, checkEnd)
+	if opts.explain != nil {
+		if err := st.explainGates(); err != nil {
+			return nil, nil, err
+		}
+	}
 	return rep, nil, nil
 }
 
@@ -496,6 +570,11 @@ func Stamp(ms *rules.MutLogSet, rep *Report, checkEnd time.Time) {
 			return v
 		}
 		return w.NotAssessable
+	}
+	if rep.doesNotApply != "" {
+		rep.VerdictLine = strings.NewReplacer("{events}", strconv.Itoa(rep.Events), "{forgets}", strconv.Itoa(rep.Forgets),
+			"{does_not_apply}", rep.doesNotApply, "{check_end}", rep.CheckEnd).Replace(w.VerdictDoesNotApply)
+		return
 	}
 	rep.VerdictLine = strings.NewReplacer(
 		"{events}", strconv.Itoa(rep.Events), "{forgets}", strconv.Itoa(rep.Forgets),

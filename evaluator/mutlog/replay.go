@@ -55,6 +55,8 @@ type log struct {
 	snapshot []snapEntry
 	hasSnap  bool
 	newKeys  bool // reinsert_identity "new_key" (FE-R-34)
+	// tombstoneOnly: forget_semantics "tombstone_only", a store the rules do not apply to (FE-R-38).
+	tombstoneOnly bool
 }
 
 // scope is slot n's canonical scope, one entry per dimension.
@@ -236,6 +238,9 @@ func readLog(ms *rules.MutLogSet, top *jsontree.Value) *log {
 	l := &log{mode: top.Get("forget_mode").Str()}
 	if ri := top.Get("reinsert_identity"); ri.Kind() == jsontree.String && ri.Str() == "new_key" {
 		l.newKeys = true
+	}
+	if fs := top.Get("forget_semantics"); fs.Kind() == jsontree.String && fs.Str() == "tombstone_only" {
+		l.tombstoneOnly = true
 	}
 	ds := top.Get("scope_dimensions").Arr()
 	l.dims = make([]string, 0, len(ds))

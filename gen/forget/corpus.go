@@ -18,7 +18,7 @@ import (
 const (
 	CorpusID         = "memory-forget-envelope-corpus/v1"
 	CriteriaID       = "memory-forget-envelope/v1"
-	CriteriaRevision = "1.0.0"
+	CriteriaRevision = "1.0.1"
 )
 
 // Provenance labels of corpus cases (docs "Corpus").
@@ -85,10 +85,14 @@ func finish(c Case) (Case, error) {
 	return c, nil
 }
 
-// Corpus returns the oracle's cases, deterministically: the edge cases, then the
-// seeded random logs.
+// Corpus returns the oracle's cases, deterministically: the edge cases, the
+// regression cases, then the seeded random logs.
 func Corpus() ([]Case, error) {
 	edges, err := edgeCases()
+	if err != nil {
+		return nil, err
+	}
+	regressions, err := regressionCases()
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +100,7 @@ func Corpus() ([]Case, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := append(edges, random...)
+	out := append(append(edges, regressions...), random...)
 	seen := map[string]bool{}
 	for _, c := range out {
 		if !casefile.ValidName(c.Name) || !strings.HasPrefix(c.Name, oraclePrefix) || seen[c.Name] {

@@ -92,7 +92,8 @@ func TestCorpusShape(t *testing.T) {
 	reasons := map[string]bool{}
 	random := map[string]int{}
 	for _, c := range cases {
-		if !strings.HasPrefix(c.Name, "oracle-edge-FE-R-") && !strings.HasPrefix(c.Name, "oracle-random-") {
+		if !strings.HasPrefix(c.Name, "oracle-edge-FE-R-") && !strings.HasPrefix(c.Name, "oracle-random-") &&
+			!(strings.HasPrefix(c.Name, "oracle-regression-FE-R-") && c.Provenance == ProvenanceRegression) {
 			t.Errorf("case name %s does not say where it comes from", c.Name)
 		}
 		if len(c.Rules) == 0 {
@@ -106,6 +107,15 @@ func TestCorpusShape(t *testing.T) {
 		for _, f := range FactorNames {
 			if r, _ := o.Audit.Factors[f]["reason"].(string); r != "" {
 				reasons[f+": "+r] = true
+			}
+		}
+		// The member gates of reinserts_outside_envelope (FE-R-35, FE-R-37).
+		for _, m := range []string{"outside", "silent"} {
+			switch v := o.Audit.Factors["reinserts_outside_envelope"][m].(type) {
+			case map[string]any:
+				reasons["reinserts_outside_envelope."+m+": "+v["reason"].(string)] = true
+			case float64:
+				reasons["reinserts_outside_envelope."+m+": counted"] = true
 			}
 		}
 		if strings.HasPrefix(c.Name, "oracle-random-") {
@@ -128,13 +138,15 @@ func TestCorpusShape(t *testing.T) {
 		}
 	}
 	gates := map[string][]string{
-		"forget_envelopes":           {reasonNoForgets},
-		"reinserts_after_forget":     {reasonTerminal, reasonNewKeys, reasonNoForgets},
-		"reinserts_outside_envelope": {reasonTerminal, reasonNewKeys, reasonNoForgets, reasonNoPrincipals, reasonNoEnvelope},
-		"alias_reinserts":            {reasonTerminal, reasonNewKeys, reasonNoForgets},
-		"reopens":                    {reasonTransitional, reasonNoForgets},
-		"reassignments":              {reasonNoReassigns},
-		"replay":                     {reasonNoSnapshot},
+		"forget_envelopes":                   {reasonDoesNotApply, reasonNoForgets},
+		"reinserts_after_forget":             {reasonDoesNotApply, reasonTerminal, reasonNewKeys, reasonNoForgets},
+		"reinserts_outside_envelope":         {reasonDoesNotApply, reasonNewKeys, reasonNoForgets, reasonNoEnvelope},
+		"reinserts_outside_envelope.outside": {reasonNoneJudged, "counted"},
+		"reinserts_outside_envelope.silent":  {reasonNoneJudged, reasonNoPrincipals, "counted"},
+		"alias_reinserts":                    {reasonDoesNotApply, reasonTerminal, reasonNewKeys, reasonNoForgets},
+		"reopens":                            {reasonDoesNotApply, reasonTransitional, reasonNoForgets},
+		"reassignments":                      {reasonDoesNotApply, reasonNoReassigns},
+		"replay":                             {reasonDoesNotApply, reasonNoSnapshot},
 	}
 	for f, rs := range gates {
 		for _, r := range rs {

@@ -113,6 +113,8 @@ type export struct {
 	snapshot    []snapEntry
 	hasSnapshot bool
 	newKeys     bool
+	// tombstoneOnly: the export declares a store the seed's scope excludes (FE-R-38).
+	tombstoneOnly bool
 }
 
 var integerText = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
@@ -428,6 +430,8 @@ func validate(body []byte) (*export, *Refusal) {
 
 	ri, _ := member(top, "reinsert_identity")
 	x.newKeys = ri == "new_key"
+	fs, _ := member(top, "forget_semantics")
+	x.tombstoneOnly = fs == "tombstone_only"
 	return x, nil
 }
 

@@ -9,9 +9,10 @@ import (
 // FuzzExpect: the strict decoder and the oracle never panic; whatever the decoder
 // accepts is valid JSON; a refusal names a rule of the closed set and nothing else;
 // an accepted log's audit keeps the text's identities (checked = outside +
-// unattributed + inside, no_envelope = reinserts − checked, mismatches = the sum of
-// its kinds, counts equal their lists, lists ascending), and the pre-check states
-// the audit's assessability.
+// unattributed + inside, judged = checked − unattributed, no_envelope = reinserts −
+// checked, never a counted outside or silent where nothing was judged, mismatches =
+// the sum of its kinds, counts equal their lists, lists ascending), and the
+// pre-check states the audit's assessability.
 func FuzzExpect(f *testing.F) {
 	for _, s := range []string{
 		`{}`, `[]`, `null`, `{"a":1,"a":2}`, `"\ud800"`, "\xef\xbb\xbf{}",
@@ -90,11 +91,40 @@ func FuzzExpect(f *testing.F) {
 			t.Fatalf("reinserts_after_forget count")
 		}
 		if fv := a.Factors["reinserts_outside_envelope"]; fv["status"] == statusAssessable {
-			if num(fv, "outside")+num(fv, "unattributed") > num(fv, "checked") || num(fv, "no_envelope") != num(fv, "reinserts")-num(fv, "checked") ||
-				num(fv, "silent") > num(fv, "outside") || num(fv, "outside") != list(t, fv, "outside_seqs") ||
-				num(fv, "silent") != list(t, fv, "silent_seqs") || num(fv, "unattributed") != list(t, fv, "unattributed_seqs") {
+			if num(fv, "judged") != num(fv, "checked")-num(fv, "unattributed") || num(fv, "unjudged") != num(fv, "reinserts")-num(fv, "judged") ||
+				num(fv, "no_envelope") != num(fv, "reinserts")-num(fv, "checked") || num(fv, "unattributed") != list(t, fv, "unattributed_seqs") {
 				t.Fatalf("reinserts_outside_envelope identities")
 			}
+			// outside and silent are numbers with their lists, or NOT ASSESSABLE with
+			// exactly status and reason and no list (FE-R-35, FE-R-37); never a zero
+			// where nothing was judged.
+			noneJudged := num(fv, "reinserts") >= 1 && num(fv, "judged") == 0
+			for _, m := range []string{"outside", "silent"} {
+				obj, isObj := fv[m].(Factor)
+				_, hasList := fv[m+"_seqs"]
+				switch {
+				case isObj && (len(obj) != 2 || obj["status"] != statusNotAssessable || hasList):
+					t.Fatalf("%s: NOT ASSESSABLE member carries numbers", m)
+				case noneJudged && !isObj:
+					t.Fatalf("%s printed as a number where nothing was judged", m)
+				case m == "outside" && isObj != noneJudged:
+					t.Fatalf("outside NOT ASSESSABLE with something judged")
+				case m == "silent" && isObj != (noneJudged || a.Coverage.Principals == 0):
+					t.Fatalf("silent assessability")
+				case !isObj && num(fv, m) != list(t, fv, m+"_seqs"):
+					t.Fatalf("%s count", m)
+				}
+			}
+			if _, ok := fv["silent"].(int); ok && num(fv, "silent") > num(fv, "outside") {
+				t.Fatalf("silent exceeds outside")
+			}
+			if _, ok := fv["outside"].(int); ok && num(fv, "outside") > num(fv, "judged") {
+				t.Fatalf("outside exceeds judged")
+			}
+		}
+		if fv := a.Factors["reopens"]; fv["status"] == statusAssessable && a.Factors["reinserts_outside_envelope"]["status"] == statusAssessable &&
+			num(fv, "retired_writes") != num(a.Factors["reinserts_outside_envelope"], "reinserts") {
+			t.Fatalf("terminal reinserts are the retired-key writes (FE-R-36)")
 		}
 		if fv := a.Factors["alias_reinserts"]; fv["status"] == statusAssessable && (num(fv, "aliases") != list(t, fv, "seqs") || num(fv, "aliases") > num(fv, "reinserts")) {
 			t.Fatalf("alias_reinserts identities")

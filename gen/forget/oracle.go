@@ -12,13 +12,15 @@ const (
 	statusNotAssessable = "NOT ASSESSABLE"
 
 	reasonNoForgets    = "no forget events in the log"
-	reasonTerminal     = "terminal-forget store: a forgotten key is retired and comes back only through reopen (factor reopens)"
-	reasonNewKeys      = "reinserts not observable: the export declares that the store gives a re-added record a new key"
+	reasonTerminal     = "terminal-forget store: a write back into a retired key is counted as a retired-key write (factor reopens) and judged against its envelope (factor reinserts_outside_envelope)"
+	reasonNewKeys      = "trivially satisfied (the seed's words): the export declares that the store gives a re-added record a new key, so no write can reinsert into a forgotten key"
 	reasonNoPrincipals = "no principals: the export declares no principal table"
 	reasonNoEnvelope   = "no forget records an envelope"
 	reasonTransitional = "transitional-forget store: a forget retires no key"
 	reasonNoReassigns  = "no session reassignments in the log"
 	reasonNoSnapshot   = "no final-state snapshot"
+	reasonNoneJudged   = "none judged: no reinsert has both a recorded envelope and a principal"
+	reasonDoesNotApply = "does not apply: the export declares a tombstone-only store whose audit log is the sole source of truth, which the seed excludes from these rules"
 	verdictHead        = "FORGET ENVELOPE"
 	ScopeStatement     = "The report states what the submitted mutation log records, as submitted. It is never a certification of the store and never proof that an escalation did or did not happen at runtime: a reinsert outside the envelope is an escalation indicator under the log's own record of authority."
 	HonestyLine        = "Every fact in the report is computed from the one submitted log under the published rules and nothing else: the service contacts no store and fetches nothing. A factor the log cannot support is stated NOT ASSESSABLE with its reason, never printed as a zero and never guessed."
@@ -100,8 +102,10 @@ func Expect(body []byte) Outcome {
 	return Outcome{Precheck: pre, Audit: x.audit(gates)}
 }
 
-// gates resolves each factor's gates in order (FE-R-30, FE-R-34) from the log facts
-// counted before replay; the value is the first reason that holds, or "".
+// gates resolves each factor's gates in order (FE-R-30, FE-R-34 … FE-R-39) from the
+// log facts counted before replay; the value is the first reason that holds, or "".
+// A declared tombstone-only store is outside the seed's scope: every factor says the
+// rules do not apply, before any other gate (FE-R-38).
 func (x *export) gates() map[string]string {
 	forgets, withEnv, reassigns := 0, 0, 0
 	for _, e := range x.events {
@@ -116,6 +120,9 @@ func (x *export) gates() map[string]string {
 		}
 	}
 	first := func(conds ...any) string {
+		if x.tombstoneOnly {
+			return reasonDoesNotApply
+		}
 		for i := 0; i < len(conds); i += 2 {
 			if conds[i].(bool) {
 				return conds[i+1].(string)
@@ -128,9 +135,9 @@ func (x *export) gates() map[string]string {
 		"forget_envelopes": first(forgets == 0, reasonNoForgets),
 		"reinserts_after_forget": first(terminal, reasonTerminal, x.newKeys, reasonNewKeys,
 			forgets == 0, reasonNoForgets),
-		"reinserts_outside_envelope": first(terminal, reasonTerminal, x.newKeys, reasonNewKeys,
-			forgets == 0, reasonNoForgets, len(x.principals) == 0, reasonNoPrincipals,
-			withEnv == 0, reasonNoEnvelope),
+		// No terminal gate (FE-R-36) and no principal-table gate (FE-R-35).
+		"reinserts_outside_envelope": first(x.newKeys, reasonNewKeys,
+			forgets == 0, reasonNoForgets, withEnv == 0, reasonNoEnvelope),
 		"alias_reinserts": first(terminal, reasonTerminal, x.newKeys, reasonNewKeys,
 			forgets == 0, reasonNoForgets),
 		"reopens":       first(!terminal, reasonTransitional, forgets == 0, reasonNoForgets),
@@ -377,11 +384,31 @@ func (x *export) audit(gates map[string]string) *Audit {
 			"seqs": seqs(reinserts)}
 	}
 	if !na("reinserts_outside_envelope") {
-		f["reinserts_outside_envelope"] = Factor{"status": statusAssessable,
+		// A reinsert is judged when its governing forget records an envelope and it
+		// carries a principal (FE-R-37).
+		judged := checked - unattributed
+		fo := Factor{"status": statusAssessable,
 			"reinserts": len(reinserts), "checked": checked, "no_envelope": len(reinserts) - checked,
-			"outside": outside, "silent": silent, "unattributed": unattributed,
-			"outside_seqs": seqs(outsideSeqs), "silent_seqs": seqs(silentSeqs),
-			"unattributed_seqs": seqs(unattrSeqs)}
+			"unattributed": unattributed, "unattributed_seqs": seqs(unattrSeqs),
+			"judged": judged, "unjudged": len(reinserts) - judged}
+		// The facts outside and silent have gates of their own, read after replay: never
+		// a zero where nothing was judged (FE-R-37); silent needs the table's grants
+		// (FE-R-35).
+		noneJudged := len(reinserts) >= 1 && judged == 0
+		if noneJudged {
+			fo["outside"] = Factor{"status": statusNotAssessable, "reason": reasonNoneJudged}
+		} else {
+			fo["outside"], fo["outside_seqs"] = outside, seqs(outsideSeqs)
+		}
+		switch {
+		case noneJudged:
+			fo["silent"] = Factor{"status": statusNotAssessable, "reason": reasonNoneJudged}
+		case len(x.principals) == 0:
+			fo["silent"] = Factor{"status": statusNotAssessable, "reason": reasonNoPrincipals}
+		default:
+			fo["silent"], fo["silent_seqs"] = silent, seqs(silentSeqs)
+		}
+		f["reinserts_outside_envelope"] = fo
 	}
 	if !na("alias_reinserts") {
 		f["alias_reinserts"] = Factor{"status": statusAssessable, "reinserts": len(reinserts),
@@ -419,7 +446,7 @@ func (x *export) audit(gates map[string]string) *Audit {
 			LiveSlots:          live,
 		},
 	}
-	a.VerdictPrefix = verdictPrefix(a)
+	a.VerdictPrefix = verdictPrefix(a, x.tombstoneOnly)
 	return a
 }
 
@@ -471,8 +498,15 @@ func (x *export) replayFactor(slots map[string]*slotState, slotOrder []string, l
 }
 
 // verdictPrefix is the verdict line up to and excluding " — <check_end>" (docs,
-// "Verdict line"; criteria words.verdict).
-func verdictPrefix(a *Audit) string {
+// "Verdict line"; criteria words.verdict). A member that is itself NOT ASSESSABLE
+// (FE-R-37) reads NOT ASSESSABLE, as its factor would. A declared tombstone-only
+// store gets the does-not-apply line, its reason in place of the figures (FE-R-38).
+func verdictPrefix(a *Audit, doesNotApply bool) string {
+	head := verdictHead + " — events: " + strconv.Itoa(a.Events) +
+		" · forgets: " + strconv.Itoa(a.Forgets)
+	if doesNotApply {
+		return head + " · " + reasonDoesNotApply
+	}
 	val := func(factor, member string) string {
 		fv := a.Factors[factor]
 		if fv["status"] != statusAssessable {
@@ -486,8 +520,7 @@ func verdictPrefix(a *Audit) string {
 		}
 		return statusNotAssessable
 	}
-	return verdictHead + " — events: " + strconv.Itoa(a.Events) +
-		" · forgets: " + strconv.Itoa(a.Forgets) +
+	return head +
 		" · with envelope: " + val("forget_envelopes", "rate") +
 		" · reinserts: " + val("reinserts_after_forget", "reinserts") +
 		" · outside envelope: " + val("reinserts_outside_envelope", "outside") +

@@ -68,7 +68,7 @@ func TestWorkedExample(t *testing.T) {
 	want := parse(t, `{
 	 "forget_envelopes": {"status": "ASSESSABLE", "forgets": 1, "with_envelope": 1, "without_envelope": [], "rate": {"numerator": 1, "denominator": 1, "value": "100.0%"}},
 	 "reinserts_after_forget": {"status": "ASSESSABLE", "reinserts": 1, "seqs": [4]},
-	 "reinserts_outside_envelope": {"status": "ASSESSABLE", "reinserts": 1, "checked": 1, "no_envelope": 0, "outside": 1, "silent": 1, "unattributed": 0, "outside_seqs": [4], "silent_seqs": [4], "unattributed_seqs": []},
+	 "reinserts_outside_envelope": {"status": "ASSESSABLE", "reinserts": 1, "checked": 1, "no_envelope": 0, "outside": 1, "silent": 1, "unattributed": 0, "outside_seqs": [4], "silent_seqs": [4], "unattributed_seqs": [], "judged": 1, "unjudged": 0},
 	 "alias_reinserts": {"status": "ASSESSABLE", "reinserts": 1, "aliases": 1, "seqs": [4]},
 	 "reopens": {"status": "NOT ASSESSABLE", "reason": "transitional-forget store: a forget retires no key"},
 	 "reassignments": {"status": "ASSESSABLE", "reassignments": 1, "unchecked": 1, "unchecked_seqs": [3]},
@@ -231,7 +231,7 @@ func TestFactors(t *testing.T) {
 		{"FE-R-18/reinsert-only-from-forgotten", tr(wr(1, kA("a"), "p-owner", 1), wr(2, kA("a"), "p-owner", 2), fg(3, kA("a"), "p-owner", nil), wr(4, kA("a"), "p-owner", 3), wr(5, kA("a"), "p-owner", 4)),
 			"reinserts_after_forget", `{"reinserts": 1, "seqs": [4]}`},
 		{"FE-R-19/latest-forget-governs", tr(wr(1, kA("a"), "p-owner", 1), fg(2, kA("a"), "p-owner", env("p-owner")), fg(3, kA("a"), "p-owner", nil), wr(4, kA("a"), "p-other", 2)),
-			"reinserts_outside_envelope", `{"reinserts": 1, "checked": 0, "no_envelope": 1, "outside": 0}`},
+			"reinserts_outside_envelope", `{"reinserts": 1, "checked": 0, "no_envelope": 1, "judged": 0, "unjudged": 1, "outside": {"status": "NOT ASSESSABLE", "reason": "none judged: no reinsert has both a recorded envelope and a principal"}, "silent": {"status": "NOT ASSESSABLE", "reason": "none judged: no reinsert has both a recorded envelope and a principal"}}`},
 		{"FE-R-20/empty-envelope", tr(fg(1, kA("a"), "p-owner", env()), wr(2, kA("a"), "p-owner", 1)),
 			"reinserts_outside_envelope", `{"checked": 1, "outside": 1, "outside_seqs": [2], "silent": 1}`},
 		{"FE-R-21/rate", tr(fg(1, kA("a"), "p-owner", env()), fg(2, kA("b"), "p-owner", nil), fg(3, kA("c"), "p-owner", env("x"))),
@@ -254,14 +254,14 @@ func TestFactors(t *testing.T) {
 			"forget_envelopes", `{"rate": {"numerator": 1, "denominator": 8, "value": "12.5%"}}`},
 		{"FE-R-33/unattributed-events", tr(ra(1, sc(), nil, nil, nil), wr(2, kA("a"), nil, 1), wr(3, kA("a"), "p-owner", 1)),
 			"coverage", `{"unattributed_events": 2, "principals": 2, "slots": 1}`},
-		{"FE-R-30/no-principals", without(tr(fg(1, kA("a"), nil, env())), "principals"),
-			"reinserts_outside_envelope", `{"status": "NOT ASSESSABLE", "reason": "no principals: the export declares no principal table"}`},
+		{"FE-R-35/no-table-assessable", without(tr(fg(1, kA("a"), nil, env())), "principals"),
+			"reinserts_outside_envelope", `{"status": "ASSESSABLE", "reinserts": 0, "judged": 0, "unjudged": 0, "outside": 0, "outside_seqs": [], "silent": {"status": "NOT ASSESSABLE", "reason": "no principals: the export declares no principal table"}}`},
 		{"FE-R-30/no-envelope", tr(fg(1, kA("a"), nil, nil)),
 			"reinserts_outside_envelope", `{"status": "NOT ASSESSABLE", "reason": "no forget records an envelope"}`},
 		{"FE-R-34/new-key", with(tr(fg(1, kA("a"), nil, env())), "reinsert_identity", "new_key"),
-			"alias_reinserts", `{"status": "NOT ASSESSABLE", "reason": "reinserts not observable: the export declares that the store gives a re-added record a new key"}`},
+			"alias_reinserts", `{"status": "NOT ASSESSABLE", "reason": "trivially satisfied (the seed's words): the export declares that the store gives a re-added record a new key, so no write can reinsert into a forgotten key"}`},
 		{"FE-R-34/terminal-first", with(tm(fg(1, kA("a"), nil, env())), "reinsert_identity", "new_key"),
-			"reinserts_after_forget", `{"status": "NOT ASSESSABLE", "reason": "terminal-forget store: a forgotten key is retired and comes back only through reopen (factor reopens)"}`},
+			"reinserts_after_forget", `{"status": "NOT ASSESSABLE", "reason": "terminal-forget store: a write back into a retired key is counted as a retired-key write (factor reopens) and judged against its envelope (factor reinserts_outside_envelope)"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkFactor(t, tc) })
 	}
@@ -311,6 +311,12 @@ func TestCriteriaWords(t *testing.T) {
 		Gates map[string][]struct {
 			Reason string `yaml:"reason"`
 		} `yaml:"gates"`
+		FactGates map[string][]struct {
+			Reason string `yaml:"reason"`
+		} `yaml:"fact_gates"`
+		DoesNotApply []struct {
+			Reason string `yaml:"reason"`
+		} `yaml:"does_not_apply"`
 	}
 	if err := yaml.Unmarshal(raw, &c); err != nil {
 		t.Fatal(err)
@@ -349,13 +355,27 @@ func TestCriteriaWords(t *testing.T) {
 	if want := "FORGET ENVELOPE — events: 1 · forgets: 2 · with envelope: 3 · reinserts: 4 · outside envelope: 5 · alias reinserts: 6 · unchecked reopens: 7 · retired-key writes: 8 · unchecked reassignments: 9 · replay mismatches: 10"; filled != want {
 		t.Errorf("verdict template order drift:\n%s", filled)
 	}
+	// The does-not-apply verdict (FE-R-38).
+	dna := strings.NewReplacer("{events}", "1", "{forgets}", "2", "{does_not_apply}", reasonDoesNotApply, " — {check_end}", "").Replace(c.Words["verdict_does_not_apply"])
+	if want := verdictPrefix(&Audit{Events: 1, Forgets: 2}, true); dna != want {
+		t.Errorf("does-not-apply verdict drift:\n%s\n%s", dna, want)
+	}
 	reasons := map[string]bool{}
 	for _, gs := range c.Gates {
 		for _, g := range gs {
 			reasons[g.Reason] = true
 		}
 	}
-	for _, r := range []string{reasonNoForgets, reasonTerminal, reasonNewKeys, reasonNoPrincipals, reasonNoEnvelope, reasonTransitional, reasonNoReassigns, reasonNoSnapshot} {
+	for _, gs := range c.FactGates {
+		for _, g := range gs {
+			reasons[g.Reason] = true
+		}
+	}
+	for _, g := range c.DoesNotApply {
+		reasons[g.Reason] = true
+	}
+	for _, r := range []string{reasonNoForgets, reasonTerminal, reasonNewKeys, reasonNoPrincipals, reasonNoEnvelope, reasonTransitional,
+		reasonNoReassigns, reasonNoSnapshot, reasonNoneJudged, reasonDoesNotApply} {
 		if !reasons[r] {
 			t.Errorf("reason not in the criteria: %q", r)
 		}

@@ -155,7 +155,7 @@ func TestRoutes(t *testing.T) {
 		{"unknown GET", "GET", "/nope", nil, nil, 404, `{"error":"Not Found","kind":"error"}` + "\n", ""},
 		{"GET precheck", "GET", "/precheck", nil, nil, 405, `{"error":"method not allowed","kind":"error"}` + "\n", ""},
 		{"forwarded address is not trusted", "POST", "/precheck", export(nil), map[string]string{"X-Forwarded-For": "198.51.100.7"}, 429, "", ""},
-		{"healthz", "GET", "/healthz", nil, nil, 200, `{"criteria_revision":"1.0.1","status":"ok"}` + "\n", ""},
+		{"healthz", "GET", "/healthz", nil, nil, 200, `{"criteria_revision":"1.0.2","status":"ok"}` + "\n", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -188,7 +188,7 @@ func TestRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(rows) != 1 || !rows[0].House || rows[0].Op != "audit" || rows[0].UndeclaredClusters == nil || *rows[0].UndeclaredClusters != 1 ||
-		rows[0].PriceUSDCUnits != 0 || rows[0].CriteriaVersion != "1.0.1" || !strings.HasPrefix(rows[0].VerdictLine, "MEMORY SCOPE-HYGIENE") {
+		rows[0].PriceUSDCUnits != 0 || rows[0].CriteriaVersion != "1.0.2" || !strings.HasPrefix(rows[0].VerdictLine, "MEMORY SCOPE-HYGIENE") {
 		t.Fatalf("ledger after one house audit: %+v", rows)
 	}
 	m := h.metricsText()
@@ -200,8 +200,8 @@ func TestRoutes(t *testing.T) {
 		`scope_hygiene_refusals_total{rule="body_bytes_cap"} 2`,
 		`scope_hygiene_refusals_total{rule="free_tier_interval"} 3`,
 		`scope_hygiene_free_tier_refusals_total{status="429"} 3`,
-		`scope_hygiene_results_total{criteria_revision="1.0.1",op="audit",payer="house"} 1`,
-		`scope_hygiene_results_total{criteria_revision="1.0.1",op="precheck",payer="free"} 2`,
+		`scope_hygiene_results_total{criteria_revision="1.0.2",op="audit",payer="house"} 1`,
+		`scope_hygiene_results_total{criteria_revision="1.0.2",op="precheck",payer="free"} 2`,
 		`scope_hygiene_tripwire_free_calls 2`, // the malformed pre-check consumed nothing (published refusals come first)
 		`scope_hygiene_tripwire_house_calls 1`,
 		`scope_hygiene_tripwire_paid_calls 0`,

@@ -180,9 +180,9 @@ func TestForgetEnvelopeRoutes(t *testing.T) {
 	}
 	m := h.metricsText()
 	for _, line := range []string{
-		`scope_hygiene_criteria_results_total{criteria_id="memory-forget-envelope/v1",criteria_revision="1.0.0",op="audit",payer="free"} 1`,
-		`scope_hygiene_criteria_results_total{criteria_id="memory-forget-envelope/v1",criteria_revision="1.0.0",op="precheck",payer="free"} 1`,
-		`scope_hygiene_criteria_results_total{criteria_id="memory-scope-hygiene/v1",criteria_revision="1.0.1",op="precheck",payer="free"} 1`,
+		`scope_hygiene_criteria_results_total{criteria_id="memory-forget-envelope/v1",criteria_revision="1.0.1",op="audit",payer="free"} 1`,
+		`scope_hygiene_criteria_results_total{criteria_id="memory-forget-envelope/v1",criteria_revision="1.0.1",op="precheck",payer="free"} 1`,
+		`scope_hygiene_criteria_results_total{criteria_id="memory-scope-hygiene/v1",criteria_revision="1.0.2",op="precheck",payer="free"} 1`,
 		`scope_hygiene_criteria_refusals_total{criteria_id="memory-forget-envelope/v1",rule="event_principal_invalid"} 1`,
 		`scope_hygiene_criteria_refusals_total{criteria_id="memory-forget-envelope/v1",rule="body_bytes_cap"} 1`,
 	} {

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/scopehygiene/scope-hygiene/corpus"
 	"github.com/scopehygiene/scope-hygiene/gen"
@@ -188,7 +189,7 @@ func cmdPin(args []string, stdout, stderr io.Writer) error {
 
 func cmdDiff(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("diff", stderr)
-	dir := fs.String("corpus", defaultCorps, "corpus directory")
+	dir := fs.String("corpus", defaultCorps, "corpus directory (for criteria of kind mutation-log: the newer file's own corpus unless given)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -196,15 +197,22 @@ func cmdDiff(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 2 {
 		return fail(exitUsage, "diff takes OLD.yaml NEW.yaml")
 	}
-	older, err := loadCriteria(pos[0])
+	older, err := loadServed(pos[0])
 	if err != nil {
 		return err
 	}
-	newer, err := loadCriteria(pos[1])
+	newer, err := loadServed(pos[1])
 	if err != nil {
 		return err
 	}
-	c, err := corpus.Load(os.DirFS(*dir))
+	if older.Kind() != newer.Kind() {
+		return fail(exitUsage, "diff compares two revisions of one kind: %s is %s, %s is %s", pos[0], older.Kind(), pos[1], newer.Kind())
+	}
+	corpusPath := *dir
+	if ms, ok := newer.(*rules.MutLogSet); ok {
+		corpusPath = corpusDir(*dir, flagSet(fs, "corpus"), ms)
+	}
+	c, err := corpus.Load(os.DirFS(corpusPath))
 	if err != nil {
 		return fail(exitCorpus, "%w", err)
 	}
@@ -216,8 +224,8 @@ func cmdDiff(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fail(exitCorpus, "%w", err)
 		}
-		a, errA := corpus.Outcome(older, body, nil)
-		b, errB := corpus.Outcome(newer, body, nil)
+		a, errA := outcomeOf(older, body)
+		b, errB := outcomeOf(newer, body)
 		changes := outcomeChanges(comparable(a, errA), comparable(b, errB))
 		if len(changes) == 0 {
 			continue
@@ -225,14 +233,34 @@ func cmdDiff(args []string, stdout, stderr io.Writer) error {
 		names = append(names, cs.Name)
 		fields += len(changes)
 		for _, ch := range changes {
-			fmt.Fprintf(stdout, "%s  %s  %s -> %s\n", cs.Name, ch.field, ch.old, ch.new)
+			fmt.Fprintf(stdout, "%s  %s: %s -> %s\n", cs.Name, ch.field, ch.old, ch.new)
 		}
 	}
-	fmt.Fprintf(stdout, "\n%s -> %s: %d of %d cases change outcome (%d fields)\n", older.Revision(), newer.Revision(), len(names), len(c.Cases), fields)
+	fmt.Fprintf(stdout, "\n%s %s -> %s: %d of %d cases change outcome (%d fields)\n", newer.ID(), older.Revision(), newer.Revision(), len(names), len(c.Cases), fields)
 	for _, n := range names {
 		fmt.Fprintf(stdout, "  %s\n", n)
 	}
 	return nil
+}
+
+// loadServed compiles a criteria file of any kind.
+func loadServed(path string) (rules.Served, error) {
+	s, err := rules.LoadAnyFile(path)
+	if err != nil {
+		if errors.Is(err, rules.ErrCompile) {
+			return nil, &exitError{code: exitCompile, err: err}
+		}
+		return nil, &exitError{code: exitInput, err: err}
+	}
+	return s, nil
+}
+
+// outcomeOf runs one export through the engine of the criteria's kind.
+func outcomeOf(s rules.Served, body []byte) (map[string]any, error) {
+	if ms, ok := s.(*rules.MutLogSet); ok {
+		return corpus.OutcomeMutLog(ms, body, nil)
+	}
+	return corpus.Outcome(s.(*rules.ProgramSet), body, nil)
 }
 
 // change is one field of one case whose value differs between two criteria files.
@@ -250,7 +278,7 @@ func outcomeChanges(a, b any) []change {
 		if oka == okb {
 			continue
 		}
-		out = append(out, change{field: part, old: partText(part, pa, oka), new: partText(part, pb, okb)})
+		out = append(out, change{field: partWords[part], old: partText(part, pa, oka), new: partText(part, pb, okb)})
 		delete(ma, part)
 		delete(mb, part)
 	}
@@ -282,30 +310,31 @@ func outcomeChanges(a, b any) []change {
 		if !okb {
 			vb = "(absent)"
 		}
-		out = append(out, change{field: k, old: va, new: vb})
+		out = append(out, change{field: fieldWords(k), old: va, new: vb})
 	}
 	return out
 }
 
-// partText names a whole outcome part in words.
+// partWords name the parts of an outcome.
+var partWords = map[string]string{"error": "engine error", "refusal": "refusal", "precheck": "pre-check result", "audit": "audit report"}
+
+// partText says a whole outcome part in words: a refusal by its rule, any other part as present.
 func partText(part string, v any, present bool) string {
 	if !present {
 		return "(absent)"
 	}
-	switch part {
-	case "refusal":
+	if part == "refusal" {
 		m, _ := v.(map[string]any)
 		s := "refused " + leafText(m["rule"])
 		if i, ok := m["record_index"]; ok {
 			s += " at record index " + leafText(i)
 		}
+		if i, ok := m["index"]; ok {
+			s += " at index " + leafText(i)
+		}
 		return s
-	case "precheck":
-		return "pre-check result"
-	case "audit":
-		return "audit report"
 	}
-	return "engine error"
+	return "(present)"
 }
 
 // flatten writes every leaf of a generic JSON value under its path (a.b[2].c); an empty object or
@@ -314,7 +343,7 @@ func flatten(path string, v any, out map[string]string) {
 	switch x := v.(type) {
 	case map[string]any:
 		if len(x) == 0 {
-			out[path] = "{}"
+			out[path] = "nothing"
 		}
 		for k, e := range x {
 			p := k
@@ -325,7 +354,18 @@ func flatten(path string, v any, out map[string]string) {
 		}
 	case []any:
 		if len(x) == 0 {
-			out[path] = "[]"
+			out[path] = "none"
+		}
+		if scalars(x) {
+			// A list of seqs, ids or keys reads as one value: "3, 5".
+			parts := make([]string, len(x))
+			for i, e := range x {
+				parts[i] = leafText(e)
+			}
+			if len(x) > 0 {
+				out[path] = strings.Join(parts, ", ")
+			}
+			return
 		}
 		for i, e := range x {
 			flatten(fmt.Sprintf("%s[%d]", path, i), e, out)
@@ -333,6 +373,17 @@ func flatten(path string, v any, out map[string]string) {
 	default:
 		out[path] = leafText(x)
 	}
+}
+
+// scalars reports whether a list holds no object and no list.
+func scalars(x []any) bool {
+	for _, e := range x {
+		switch e.(type) {
+		case map[string]any, []any:
+			return false
+		}
+	}
+	return true
 }
 
 // leafText prints a JSON scalar as words: strings as they are, numbers in decimal.

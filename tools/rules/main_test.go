@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -161,24 +164,81 @@ func TestDiffNamesChangedCases(t *testing.T) {
 		t.Fatalf("diff of a revision with a renamed state: exit %d\n%s%s", code, out, errOut)
 	}
 	code, out, _ = runCLI(t, "diff", "--corpus", corpusPath, criteriaPath, criteriaPath)
-	if code != exitOK || !strings.HasPrefix(out, "\n1.0.1 -> 1.0.1: 0 of ") {
+	if code != exitOK || !strings.HasPrefix(out, "\nmemory-scope-hygiene/v1 1.0.2 -> 1.0.2: 0 of ") {
 		t.Fatalf("diff of a file with itself must change nothing: exit %d\n%s", code, out)
+	}
+	if code, _, errOut := runCLI(t, "diff", criteriaPath, fePath); code != exitUsage || !strings.Contains(errOut, "two revisions of one kind") {
+		t.Fatalf("diff across kinds: exit %d %s", code, errOut)
 	}
 }
 
-// criteria100 is the published 1.0.0 criteria file, kept to check what revision 1.0.1 changes.
-const criteria100 = "../../rules/testdata/criteria-1.0.0.yaml"
+// The published revisions kept to check what each later revision changes.
+const (
+	criteria100 = "../../rules/testdata/criteria-1.0.0.yaml"
+	criteria101 = "../../rules/testdata/criteria-1.0.1.yaml"
+	fe100       = "../../rules/testdata/forget-envelope-1.0.0.yaml"
+)
 
-// TestDiffRevision101 runs `rules diff` between criteria 1.0.0 and the serving 1.0.1 and asserts
-// the exact list of corpus cases whose outcome changes (issue 11): the regression cases of the
-// six corrections, the edge case that pinned the old M4 depth reading, and the generated Zep Cloud
-// case with one live graph. Every other case keeps its outcome.
-func TestDiffRevision101(t *testing.T) {
-	code, out, errOut := runCLI(t, "diff", "--corpus", corpusPath, criteria100, criteriaPath)
+// diffCases runs `rules diff OLD NEW` and returns the changed case names of its summary and the
+// whole output.
+func diffCases(t *testing.T, summary string, args ...string) ([]string, string) {
+	t.Helper()
+	code, out, errOut := runCLI(t, append([]string{"diff"}, args...)...)
 	if code != exitOK {
 		t.Fatalf("diff: exit %d\n%s%s", code, out, errOut)
 	}
-	want := []string{
+	_, tail, ok := strings.Cut(out, "\n"+summary)
+	if !ok {
+		t.Fatalf("no summary line %q:\n%.2000s", summary, out)
+	}
+	lines := strings.Split(strings.TrimSpace(tail), "\n")
+	var got []string
+	for _, l := range lines[1:] {
+		got = append(got, strings.TrimSpace(l))
+	}
+	if !strings.HasPrefix(lines[0], fmt.Sprintf("%d of ", len(got))) {
+		t.Fatalf("summary %q lists %d cases", lines[0], len(got))
+	}
+	return got, out
+}
+
+// wantCases reads a list of case names, one a line (testdata/*.cases).
+func wantCases(t *testing.T, name string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Fields(string(b))
+}
+
+func sameCases(t *testing.T, got, want []string) {
+	t.Helper()
+	g, w := append([]string(nil), got...), append([]string(nil), want...)
+	sort.Strings(g)
+	sort.Strings(w)
+	if strings.Join(g, "\n") != strings.Join(w, "\n") {
+		t.Fatalf("changed cases (%d):\n%s\nwant (%d):\n%s", len(g), strings.Join(g, "\n"), len(w), strings.Join(w, "\n"))
+	}
+}
+
+func hasLines(t *testing.T, out string, lines ...string) {
+	t.Helper()
+	for _, l := range lines {
+		if !strings.Contains(out, "\n"+l+"\n") && !strings.HasPrefix(out, l+"\n") {
+			t.Errorf("diff lacks the line %q", l)
+		}
+	}
+}
+
+// TestDiffRevision101 runs `rules diff` between criteria 1.0.0 and 1.0.1 and asserts the exact
+// list of corpus cases whose outcome changes (issue 11): the regression cases of the six
+// corrections, the edge case that pinned the old M4 depth reading, the generated Zep Cloud case
+// with one live graph, and 1.0.2's regression case with one live Zep Cloud graph. Every other case
+// keeps its outcome.
+func TestDiffRevision101(t *testing.T) {
+	got, out := diffCases(t, "memory-scope-hygiene/v1 1.0.0 -> 1.0.1: ", "--corpus", corpusPath, criteria100, criteria101)
+	sameCases(t, got, []string{
 		"L-4-templates-in-duplicates-and-size",
 		"R-52-declared-content_text-refused-mem0",
 		"R-52-declared-content_hash-refused-zep",
@@ -189,37 +249,61 @@ func TestDiffRevision101(t *testing.T) {
 		"R-32-group_id-non-string-conflicts",
 		"R-33-letta-m4-depth-excludes-templates",
 		"scope_presence-gen-001",
-	}
-	_, summary, ok := strings.Cut(out, "\n1.0.0 -> 1.0.1: ")
-	if !ok {
-		t.Fatalf("no summary line:\n%s", out)
-	}
-	lines := strings.Split(strings.TrimSpace(summary), "\n")
-	if !strings.HasPrefix(lines[0], "10 of ") {
-		t.Fatalf("summary %q, want 10 changed cases", lines[0])
-	}
-	var got []string
-	for _, l := range lines[1:] {
-		got = append(got, strings.TrimSpace(l))
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("changed cases:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	// One line per changed field: `case  field  old -> new`.
-	for _, l := range []string{
-		"R-32-group_id-non-string-conflicts  audit.factors.scope_conflicts.conflicts  0 -> 1",
-		"R-52-declared-content_text-refused-mem0  refusal  (absent) -> refused declared_scope_keys_invalid",
-		"R-53-zep_cloud-one-live-graph-plus-global  audit.factors.cross_scope_clusters.status  ASSESSABLE -> NOT ASSESSABLE",
-		"R-33-letta-m4-depth-excludes-templates  audit.factors.cross_scope_clusters.clusters[0].decided_by  B1 -> N2",
-	} {
-		if !strings.Contains(out, "\n"+l+"\n") && !strings.HasPrefix(out, l+"\n") {
-			t.Errorf("diff lacks the line %q", l)
-		}
-	}
+		// added by 1.0.2's corpus: one live Zep Cloud graph, which R-53 made NOT ASSESSABLE
+		"R-54-zep_cloud-one-live-graph-coverage-has-no-marker-facts",
+	})
+	// One line per changed field, in words: `case  where: old -> new`.
+	hasLines(t, out,
+		"R-32-group_id-non-string-conflicts  audit, scope_conflicts, conflicts: 0 -> 1",
+		"R-52-declared-content_text-refused-mem0  refusal: (absent) -> refused declared_scope_keys_invalid",
+		"R-53-zep_cloud-one-live-graph-plus-global  audit, cross_scope_clusters, status: ASSESSABLE -> NOT ASSESSABLE",
+		"R-33-letta-m4-depth-excludes-templates  audit, cross_scope_clusters, cluster 1, decided by: B1 -> N2",
+	)
 	// The marked share is a new coverage field, not an outcome: it never changes a case alone.
 	for _, l := range strings.Split(out, "\n") {
-		if strings.Contains(l, "  audit.coverage.marked_share") && !strings.HasPrefix(l, "R-33-") && !strings.HasPrefix(l, "L-4-") {
+		if strings.Contains(l, "  audit, coverage, marked share") && !strings.HasPrefix(l, "R-33-") && !strings.HasPrefix(l, "L-4-") {
 			t.Errorf("coverage-only change: %s", l)
+		}
+	}
+}
+
+// TestDiffRevision102 runs `rules diff` between v1 1.0.1 and 1.0.2 (issue 25) and asserts exactly
+// the cases the independent oracle's two revisions disagree on: every case whose
+// cross_scope_clusters is NOT ASSESSABLE loses the marker-convention figures from its coverage
+// block (R-54), and the R-54 and R-55 regression cases.
+func TestDiffRevision102(t *testing.T) {
+	got, out := diffCases(t, "memory-scope-hygiene/v1 1.0.1 -> 1.0.2: ", "--corpus", corpusPath, criteria101, criteriaPath)
+	sameCases(t, got, wantCases(t, "diff-v1-1.0.1-1.0.2.cases"))
+	hasLines(t, out,
+		"R-34-marked-share-in-coverage-when-clusters-not-assessable  audit, coverage, B5 not run: 0 -> (absent)",
+		"R-34-marked-share-in-coverage-when-clusters-not-assessable  audit, coverage, marked share of live records, value: 0.0% -> (absent)",
+		"R-55-declared-memory-refused-mem0  audit report: (present) -> (absent)",
+		"R-55-declared-memory-refused-mem0  refusal: (absent) -> refused declared_scope_keys_invalid",
+		"R-55-free-text-65-bytes-with-space-refused  refusal: (absent) -> refused declared_scope_keys_invalid at record index 1",
+	)
+	// R-54 changes the coverage block only: no factor and no verdict line moves.
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "  audit, ") && !strings.Contains(l, "  audit, coverage, ") && !strings.HasPrefix(l, "R-55-") {
+			t.Errorf("a 1.0.2 change outside the coverage block: %s", l)
+		}
+	}
+}
+
+// TestDiffForgetEnvelope101 runs `rules diff` between memory-forget-envelope/v1 1.0.0 and 1.0.1
+// (issue 25) over that rule set's own corpus and asserts exactly the cases its independent
+// oracle's two revisions disagree on.
+func TestDiffForgetEnvelope101(t *testing.T) {
+	got, out := diffCases(t, "memory-forget-envelope/v1 1.0.0 -> 1.0.1: ", "--corpus", feCorpus, fe100, fePath)
+	sameCases(t, got, wantCases(t, "diff-forget-envelope-1.0.0-1.0.1.cases"))
+	hasLines(t, out,
+		"oracle-regression-FE-R-35-no-table-outside-counted  audit, reinserts_outside_envelope, status: NOT ASSESSABLE -> ASSESSABLE",
+		"oracle-regression-FE-R-37-none-judged-no-envelope  audit, reinserts_outside_envelope, outside: 0 -> (absent)",
+		"oracle-regression-FE-R-37-none-judged-no-envelope  audit, reinserts_outside_envelope, outside, status: (absent) -> NOT ASSESSABLE",
+		"FE-R-15-terminal-forget-after-reopen  audit, reinserts_outside_envelope, outside seqs: (absent) -> 5",
+	)
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "FE-") && strings.Contains(l, "  refusal: ") {
+			t.Errorf("a refusal changed: %s", l)
 		}
 	}
 }
@@ -231,14 +315,23 @@ var goSyntax = []string{"map[", "]any{", "{Letta:", "float64(", "string(", "bool
 func TestOutputsSpeakWords(t *testing.T) {
 	cases := filepath.Join(corpusPath, "cases")
 	outputs := map[string]string{}
-	for _, c := range []string{"R-33-letta-m4-depth-excludes-templates", "R-53-zep_cloud-one-live-graph-plus-global", "R-32-group_id-non-string-conflicts"} {
+	for _, c := range []string{"R-33-letta-m4-depth-excludes-templates", "R-53-zep_cloud-one-live-graph-plus-global", "R-32-group_id-non-string-conflicts", "B5-disagreement-uncovered-b2"} {
 		for _, cmd := range []string{"audit", "precheck", "explain"} {
 			_, out, errOut := runCLI(t, cmd, "--criteria", criteriaPath, filepath.Join(cases, c+".json"))
 			outputs[cmd+" "+c] = out + errOut
 		}
 	}
-	_, out, _ := runCLI(t, "diff", "--corpus", corpusPath, criteria100, criteriaPath)
+	for _, c := range []string{"FE-R-24-alias-by-case-and-space", "oracle-regression-FE-R-37-none-judged-no-envelope"} {
+		for _, cmd := range []string{"audit", "precheck", "explain"} {
+			_, out, errOut := runCLI(t, cmd, "--criteria", fePath, filepath.Join(feCorpus, "cases", c+".json"))
+			outputs[cmd+" "+c] = out + errOut
+		}
+	}
+	_, out, _ := runCLI(t, "diff", "--corpus", corpusPath, criteria101, criteriaPath)
 	outputs["diff"] = out
+	_, out, _ = runCLI(t, "diff", "--corpus", feCorpus, fe100, fePath)
+	outputs["diff forget-envelope"] = out
+	dotted := regexp.MustCompile(`\b[a-z_]+\.[a-z_]+\.[a-z_]+`)
 	for name, out := range outputs {
 		if out == "" {
 			t.Fatalf("%s printed nothing", name)
@@ -248,13 +341,67 @@ func TestOutputsSpeakWords(t *testing.T) {
 				t.Errorf("%s prints Go syntax %q:\n%s", name, g, out)
 			}
 		}
+		if strings.HasPrefix(name, "diff") {
+			// Words, not dotted JSON paths (audit.factors.x.y).
+			for _, l := range strings.Split(out, "\n") {
+				if field, _, ok := strings.Cut(l, ": "); ok && dotted.MatchString(field) {
+					t.Errorf("%s prints a dotted path: %s", name, l)
+					break
+				}
+			}
+		}
 	}
-	if !strings.Contains(outputs["explain R-33-letta-m4-depth-excludes-templates"], "broken_pointers        1") {
-		t.Errorf("explain must list cluster facts by their criteria names:\n%s", outputs["explain R-33-letta-m4-depth-excludes-templates"])
+	ex := outputs["explain R-33-letta-m4-depth-excludes-templates"]
+	for _, want := range []string{
+		"1     copies whose M4 pointer does not resolve (N2) (cluster.broken_pointers)",       // a fact by its meaning
+		"→ N2 broken pointer            holds      cluster.broken_pointers > 0",               // a precedence step by id and name
+		"  mark       covered              record.scoped && (m1 || m3 || record.m4_resolves)", // a predicate by name and text
+	} {
+		if !strings.Contains(ex, want) {
+			t.Errorf("explain lacks %q:\n%s", want, ex)
+		}
 	}
-	if !strings.Contains(outputs["audit R-53-zep_cloud-one-live-graph-plus-global"], "M3 declared but absent: global_scopes 0") {
-		t.Errorf("audit coverage must be words:\n%s", outputs["audit R-53-zep_cloud-one-live-graph-plus-global"])
+	if !strings.Contains(outputs["audit R-53-zep_cloud-one-live-graph-plus-global"], "marked share, B5 not run, template lineage, M3 declared but absent: NOT ASSESSABLE") {
+		t.Errorf("audit coverage must not print marker figures beside a NOT ASSESSABLE factor:\n%s", outputs["audit R-53-zep_cloud-one-live-graph-plus-global"])
 	}
+	if !strings.Contains(outputs["audit B5-disagreement-uncovered-b2"], "distinct sources") {
+		t.Errorf("audit must print B2's distinct source count:\n%s", outputs["audit B5-disagreement-uncovered-b2"])
+	}
+	if !strings.Contains(outputs["explain FE-R-24-alias-by-case-and-space"], "    alias          event.raw_key != forget.raw_key") {
+		t.Errorf("explain of a mutation log must print each decision by name and text:\n%s", outputs["explain FE-R-24-alias-by-case-and-space"])
+	}
+}
+
+// checkEnd is a check-end time in a verdict line; goldens hold a placeholder.
+var checkEnd = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z`)
+
+// TestAuthorToolGoldens: audit, explain and diff of both kinds of criteria, in words
+// (testdata/*.golden; run with -update to rewrite).
+func TestAuthorToolGoldens(t *testing.T) {
+	cases := filepath.Join(corpusPath, "cases")
+	for _, g := range []struct {
+		golden string
+		args   []string
+	}{
+		{"audit-v1-clusters-not-assessable.golden", []string{"audit", "--criteria", criteriaPath, filepath.Join(cases, "R-54-generic-no-keys-coverage-has-no-marker-facts.json")}},
+		{"audit-v1-distinct-sources.golden", []string{"audit", "--criteria", criteriaPath, filepath.Join(cases, "B5-disagreement-uncovered-b2.json")}},
+		{"explain-v1.golden", []string{"explain", "--criteria", criteriaPath, filepath.Join(cases, "R-33-letta-m4-depth-excludes-templates.json")}},
+		{"audit-forget-envelope.golden", []string{"audit", "--criteria", fePath, filepath.Join(feCorpus, "cases", "oracle-regression-FE-R-37-none-judged-no-envelope.json")}},
+		{"explain-forget-envelope.golden", []string{"explain", "--criteria", fePath, filepath.Join(feCorpus, "cases", "oracle-regression-FE-R-36-terminal-retired-writes-judged.json")}},
+		{"diff-v1-1.0.1-1.0.2.golden", []string{"diff", "--corpus", corpusPath, criteria101, criteriaPath}},
+	} {
+		_, out, errOut := runCLI(t, g.args...)
+		golden(t, g.golden, checkEnd.ReplaceAllString(out+errOut, "<check-end>"))
+	}
+	// The forget-envelope diff, restricted to its regression cases (the whole is 2,000 lines).
+	_, out, _ := runCLI(t, "diff", "--corpus", feCorpus, fe100, fePath)
+	var keep []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "oracle-regression-") || strings.HasPrefix(l, "memory-forget-envelope/v1 ") {
+			keep = append(keep, l)
+		}
+	}
+	golden(t, "diff-forget-envelope-1.0.0-1.0.1-regressions.golden", strings.Join(keep, "\n")+"\n")
 }
 
 // TestInputs: every command takes a file, - for standard input, or a corpus case file; `audit`

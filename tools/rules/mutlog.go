@@ -220,8 +220,13 @@ func renderMutLogReport(r *mutlog.Report) string {
 	})
 	line("reinserts_outside_envelope", f.ReinsertsOutsideEnvelope, func() string {
 		x := f.ReinsertsOutsideEnvelope.(mutlog.OutsideEnvelope)
-		return fmt.Sprintf("ASSESSABLE, %d of %d checked reinserts outside the envelope: %s (silent: %s; unattributed: %s; %d without an envelope)",
-			x.Outside, x.Checked, seqText(x.OutsideSeqs), seqText(x.SilentSeqs), seqText(x.UnattributedSeqs), x.NoEnvelope)
+		judged := ""
+		if x.Judged != nil && x.Unjudged != nil {
+			judged = fmt.Sprintf("%d judged, %d not judged; ", *x.Judged, *x.Unjudged)
+		}
+		return fmt.Sprintf("ASSESSABLE, %d reinserts, %d with a recorded envelope, %s%d without an envelope, %d without a principal: %s; outside the envelope: %s; silent: %s",
+			x.Reinserts, x.Checked, judged, x.NoEnvelope, x.Unattributed, seqText(x.UnattributedSeqs),
+			gatedText(x.Outside, x.OutsideSeqs), gatedText(x.Silent, x.SilentSeqs))
 	})
 	line("alias_reinserts", f.AliasReinserts, func() string {
 		x := f.AliasReinserts.(mutlog.Aliases)
@@ -244,6 +249,18 @@ func renderMutLogReport(r *mutlog.Report) string {
 	fmt.Fprintf(&b, "\ncoverage: %d slots (%d aliased), %d live after replay, %d forgets of a slot not live, %d reopens without effect, %d events without a principal, %d principals\n",
 		c.Slots, c.AliasedSlots, c.LiveSlots, c.ForgetsOfNotLive, c.ReopensIneffective, c.UnattributedEvents, c.Principals)
 	return b.String()
+}
+
+// gatedText is a gated fact (FE-R-35, FE-R-37): its count and seqs, or NOT ASSESSABLE with the
+// reason.
+func gatedText(v any, seqs *[]int64) string {
+	if st, ok := v.(mutlog.Status); ok {
+		return statusText(st.Status, st.Reason)
+	}
+	if seqs == nil {
+		return fmt.Sprint(v)
+	}
+	return fmt.Sprintf("%v (%s)", v, seqText(*seqs))
 }
 
 func seqText(s []int64) string {
@@ -336,4 +353,102 @@ func reindexMutLog(ms *rules.MutLogSet, dir string) error {
 		return fail(exitInput, "write index: %w", err)
 	}
 	return nil
+}
+
+// explainMutLog prints why a log's report reads as it does: each decision of each event by its
+// published name and text, then every gate by its reason and text.
+func explainMutLog(ms *rules.MutLogSet, body []byte, asJSON bool, stdout io.Writer) error {
+	ex, ref, err := mutlog.Explain(ms, body, time.Now())
+	switch {
+	case err != nil:
+		return fail(exitCompile, "%w", err)
+	case ref != nil:
+		fmt.Fprintln(stdout, "REFUSED (free): "+ref.Rule)
+		return &exitError{code: exitInput, err: errors.New("")}
+	}
+	if asJSON {
+		return writeJSON(stdout, ex)
+	}
+	fmt.Fprint(stdout, renderMutLogExplanation(ms, ex))
+	return nil
+}
+
+// decisionSubjects say in words which events each subject's decisions judge.
+var decisionSubjects = map[string]string{
+	"forget":   "every forget",
+	"reinsert": "every reinsert (a write into a forgotten or retired slot), against its governing forget",
+	"reopen":   "every reopen that takes a slot out of retirement",
+	"reassign": "every session reassignment",
+}
+
+func renderMutLogExplanation(ms *rules.MutLogSet, ex *mutlog.Explanation) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n\n", ex.Report.VerdictLine)
+	b.WriteString("decisions (criteria decisions:, by name), judging:\n")
+	for _, subj := range rules.MutLogSubjects {
+		fmt.Fprintf(&b, "  %s: %s\n", subj, decisionSubjects[subj])
+		for i, name := range rules.DecisionSlots(subj) {
+			fmt.Fprintf(&b, "    %-14s %s\n", name, oneLine(ms.Decisions(subj)[i].Expr.Text))
+		}
+	}
+	b.WriteString("\nevents judged, in seq order:\n")
+	if len(ex.Events) == 0 {
+		b.WriteString("  none judged: no forget, reinsert, effective reopen or reassignment\n")
+	}
+	for _, e := range ex.Events {
+		var holds, not []string
+		for _, d := range e.Decisions {
+			if d.Value {
+				holds = append(holds, d.Rule)
+			} else {
+				not = append(not, d.Rule)
+			}
+		}
+		fmt.Fprintf(&b, "  seq %d %s, judged as a %s: holds %s", e.Seq, e.Op, e.Subject, wordList(holds))
+		if len(not) > 0 {
+			fmt.Fprintf(&b, "; does not hold %s", wordList(not))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\nlog facts the gates read:\n")
+	for _, k := range sortedKeys(ex.Facts) {
+		fmt.Fprintf(&b, "  %-22s %v\n", k, factText(ex.Facts[k]))
+	}
+	if len(ex.DoesNotApply) > 0 {
+		b.WriteString("\ndoes the rule set apply (the first gate that holds says it does not):\n")
+		for _, g := range ex.DoesNotApply {
+			fmt.Fprintf(&b, "      %-10s %q when %s\n", holdsText(g.Value), g.Rule, oneLine(g.Text))
+		}
+	}
+	b.WriteString("\nassessability gates, per factor in order (the first that holds makes it NOT ASSESSABLE):\n")
+	for _, g := range ex.Gates {
+		fmt.Fprintf(&b, "  %s\n", g.Factor)
+		if len(g.Gates) == 0 {
+			b.WriteString("      no gate\n")
+		}
+		for _, r := range g.Gates {
+			fmt.Fprintf(&b, "      %-10s %q when %s\n", holdsText(r.Value), r.Rule, oneLine(r.Text))
+		}
+	}
+	if len(ex.FactGates) > 0 {
+		b.WriteString("\nfact gates, read after replay over the factor's counts")
+		for _, k := range sortedKeys(ex.Counts) {
+			fmt.Fprintf(&b, " · %s %d", k, ex.Counts[k])
+		}
+		b.WriteString(":\n")
+		for _, g := range ex.FactGates {
+			fmt.Fprintf(&b, "  %s\n", g.Factor)
+			for _, r := range g.Gates {
+				fmt.Fprintf(&b, "      %-10s %q when %s\n", holdsText(r.Value), r.Rule, oneLine(r.Text))
+			}
+		}
+	}
+	return b.String()
+}
+
+func factText(v any) string {
+	if bv, ok := v.(bool); ok {
+		return yesNo(bv)
+	}
+	return fmt.Sprint(v)
 }

@@ -45,6 +45,12 @@ func renderReport(r *evaluator.Report) string {
 			if cl.Reason != "" {
 				fmt.Fprintf(&b, " — %s", cl.Reason)
 			}
+			fmt.Fprintf(&b, " · %d distinct scopes", cl.DistinctScopes)
+			if cl.DistinctSources != nil {
+				fmt.Fprintf(&b, " · %d distinct sources", *cl.DistinctSources)
+			} else {
+				b.WriteString(" · B5 not run (a copy carries no source)")
+			}
 			b.WriteString("\n")
 			for _, m := range cl.Members {
 				tag := ""
@@ -90,9 +96,14 @@ func renderReport(r *evaluator.Report) string {
 		cv.Eligible, cv.ExcludedTemplates, cv.ExcludedSourcePass, cv.NotLive)
 	fmt.Fprintf(&b, "  split state %d · contested %d · dangling supersedes %d · session_id as run_id %d · non-string scope values %d\n",
 		cv.SplitState, cv.Contested, cv.DanglingSupersedes, cv.SessionIDAsRunID, cv.NonStringScopeValues)
-	fmt.Fprintf(&b, "  B5 not run %d · template lineage %d · manifest ignored %d\n", cv.B5NotRun, cv.TemplateLineage, cv.ManifestIgnored)
-	fmt.Fprintf(&b, "  M3 declared but absent: global_scopes %d · global_content_keys %d · global_claim_ids %d\n",
-		cv.M3DeclaredAbsent["global_scopes"], cv.M3DeclaredAbsent["global_content_keys"], cv.M3DeclaredAbsent["global_claim_ids"])
+	fmt.Fprintf(&b, "  manifest ignored %d\n", cv.ManifestIgnored)
+	if cv.B5NotRun != nil && cv.TemplateLineage != nil && cv.M3DeclaredAbsent != nil {
+		fmt.Fprintf(&b, "  B5 not run %d · template lineage %d\n", *cv.B5NotRun, *cv.TemplateLineage)
+		fmt.Fprintf(&b, "  M3 declared but absent: global_scopes %d · global_content_keys %d · global_claim_ids %d\n",
+			cv.M3DeclaredAbsent["global_scopes"], cv.M3DeclaredAbsent["global_content_keys"], cv.M3DeclaredAbsent["global_claim_ids"])
+	} else {
+		fmt.Fprintf(&b, "  marked share, B5 not run, template lineage, M3 declared but absent: NOT ASSESSABLE (cross_scope_clusters is NOT ASSESSABLE: %s)\n", c.Reason)
+	}
 	fmt.Fprintf(&b, "\n%s\n", r.ScopeStatement)
 	return b.String()
 }
@@ -132,64 +143,106 @@ func renderPrecheck(p *evaluator.PrecheckResult) string {
 
 func renderExplanation(ex *evaluator.Explanation) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n\nrecords:\n", ex.Report.VerdictLine)
+	fmt.Fprintf(&b, "%s\n", ex.Report.VerdictLine)
+
+	// Each record predicate once, by its published name and text; the records then say which held.
+	if len(ex.Records) > 0 {
+		r0 := ex.Records[0]
+		b.WriteString("\nrecord rules (criteria record:, by name):\n")
+		legend := func(kind string, rv []evaluator.RuleValue) {
+			for _, r := range rv {
+				fmt.Fprintf(&b, "  %-10s %-20s %s\n", kind, r.Rule, oneLine(r.Text))
+			}
+		}
+		legend("not live if", r0.Liveness)
+		legend("predicate", r0.Predicates)
+		for _, r := range ex.Records {
+			if len(r.Marks) > 0 {
+				legend("mark", r.Marks)
+				break
+			}
+		}
+	}
+	b.WriteString("\nrecords:\n")
 	for _, r := range ex.Records {
-		fmt.Fprintf(&b, "  %s  scope %s  live %s\n", r.ID, scopeText(r.Scope), yesNo(r.Live))
-		fmt.Fprintf(&b, "    liveness:   %s\n", ruleValues(r.Liveness))
-		fmt.Fprintf(&b, "    predicates: %s\n", ruleValues(r.Predicates))
+		live := "live"
+		if !r.Live {
+			live = "not live (" + wordList(held(r.Liveness)) + ")"
+		}
+		fmt.Fprintf(&b, "  %s  scope %s  %s\n", r.ID, scopeText(r.Scope), live)
+		fmt.Fprintf(&b, "    predicates that hold: %s\n", wordList(held(r.Predicates)))
 		for _, s := range r.Pointer {
-			fmt.Fprintf(&b, "    M4 %s -> %s: %s\n", s.From, s.To, s.Outcome)
+			fmt.Fprintf(&b, "    M4 pointer %s -> %s: %s\n", s.From, s.To, s.Outcome)
 		}
 		if len(r.Marks) > 0 {
-			fmt.Fprintf(&b, "    marks:      %s\n", ruleValues(r.Marks))
+			fmt.Fprintf(&b, "    marks that hold: %s\n", wordList(held(r.Marks)))
 		}
 	}
 	b.WriteString("\nclusters:\n")
+	if len(ex.Clusters) == 0 {
+		b.WriteString("  none: no content key's live scoped records form a cluster\n")
+	}
 	for _, c := range ex.Clusters {
 		fmt.Fprintf(&b, "  members %s\n", strings.Join(c.Members, " "))
 		b.WriteString("    facts:\n")
 		for _, f := range clusterFacts(&c.Facts) {
-			fmt.Fprintf(&b, "      %-22s %s\n", f[0], f[1])
+			fmt.Fprintf(&b, "      %-5s %s (%s)\n", f.value, f.meaning, f.name)
 		}
-		fmt.Fprintf(&b, "    b5_runs %s\n", yesNo(c.B5Runs))
+		if c.TemplateLineage {
+			b.WriteString("    a template-lineage cluster (L-4): counted apart, not judged\n")
+			continue
+		}
+		fmt.Fprintf(&b, "    B5 runs: %s (it runs only when every copy carries a source)\n", yesNo(c.B5Runs))
+		b.WriteString("    decision precedence, in order (the first that holds decides):\n")
 		for _, p := range c.Precedence {
 			mark := " "
 			if p.Rule == c.DecidedBy {
 				mark = "→"
 			}
-			fmt.Fprintf(&b, "    %s %-4s %s\n", mark, p.Rule, yesNo(p.Value))
+			name := p.Rule
+			if p.Name != "" {
+				name += " " + p.Name
+			}
+			fmt.Fprintf(&b, "    %s %-28s %-10s %s\n", mark, name, holdsText(p.Value), oneLine(p.Text))
 		}
 	}
-	b.WriteString("\ngates:\n")
+	b.WriteString("\nassessability gates, per factor in order (the first that holds makes it NOT ASSESSABLE):\n")
 	for _, g := range ex.Gates {
-		fmt.Fprintf(&b, "  %-22s %s", g.Factor, g.Status.Status)
+		fmt.Fprintf(&b, "  %s: %s", g.Factor, g.Status.Status)
 		if g.Status.Reason != "" {
 			fmt.Fprintf(&b, " — %s", g.Status.Reason)
 		}
 		b.WriteString("\n")
+		if len(g.Gates) == 0 {
+			b.WriteString("      no gate: always ASSESSABLE\n")
+		}
 		for _, r := range g.Gates {
-			fmt.Fprintf(&b, "      %-5s %s\n", yesNo(r.Value), r.Rule)
+			fmt.Fprintf(&b, "      %-10s %q when %s\n", holdsText(r.Value), r.Rule, oneLine(r.Text))
 		}
 	}
 	return b.String()
 }
 
-// ruleValues lists the rules that held, then says which did not.
-func ruleValues(rv []evaluator.RuleValue) string {
-	var held, not []string
+// held lists the rules that held, by name.
+func held(rv []evaluator.RuleValue) []string {
+	var out []string
 	for _, r := range rv {
 		if r.Value {
-			held = append(held, r.Rule)
-		} else {
-			not = append(not, r.Rule)
+			out = append(out, r.Rule)
 		}
-	}
-	out := "holds: " + wordList(held)
-	if len(not) > 0 {
-		out += " · does not hold: " + wordList(not)
 	}
 	return out
 }
+
+func holdsText(v bool) string {
+	if v {
+		return "holds"
+	}
+	return "does not"
+}
+
+// oneLine folds an expression written over several YAML lines onto one.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func wordList(s []string) string {
 	if len(s) == 0 {
@@ -200,16 +253,21 @@ func wordList(s []string) string {
 
 func yesNo(v bool) string {
 	if v {
-		return "true"
+		return "yes"
 	}
-	return "false"
+	return "no"
 }
 
-// clusterFacts lists a cluster's facts by the names the criteria's expressions use (the cel tags).
-func clusterFacts(c *rules.Cluster) [][2]string {
+// clusterFact is one cluster fact: its value, its meaning, and the name the criteria's
+// expressions use for it.
+type clusterFact struct{ name, meaning, value string }
+
+// clusterFacts lists a cluster's facts by meaning (the meaning tags of rules.Cluster), with the
+// name the criteria's expressions use (the cel tags).
+func clusterFacts(c *rules.Cluster) []clusterFact {
 	v := reflect.ValueOf(c).Elem()
 	t := v.Type()
-	out := make([][2]string, 0, t.NumField())
+	out := make([]clusterFact, 0, t.NumField())
 	for i := 0; i < t.NumField(); i++ {
 		name := t.Field(i).Tag.Get("cel")
 		if name == "" {
@@ -225,7 +283,7 @@ func clusterFacts(c *rules.Cluster) [][2]string {
 		default:
 			continue
 		}
-		out = append(out, [2]string{name, val})
+		out = append(out, clusterFact{name: "cluster." + name, meaning: t.Field(i).Tag.Get("meaning"), value: val})
 	}
 	return out
 }

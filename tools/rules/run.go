@@ -173,6 +173,16 @@ func cmdExplain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if ms, ok, err := mutLogCriteria(*crit); ok || err != nil {
+		if err != nil {
+			return err
+		}
+		body, _, err := readInput("explain", pos)
+		if err != nil {
+			return err
+		}
+		return explainMutLog(ms, body, *asJSON, stdout)
+	}
 	ps, body, _, err := loadExport("explain", *crit, pos)
 	if err != nil {
 		return err
