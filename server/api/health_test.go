@@ -265,3 +265,19 @@ func TestUnsyncedWriteIsNeverAnsweredCommitted(t *testing.T) {
 		t.Fatalf("%d ledger rows, %d free uses; want 1 and 1", l, f)
 	}
 }
+
+// TestIdempotencyKeyCrossesCORS: a browser may send Idempotency-Key and read the one a 503 hands
+// back.
+func TestIdempotencyKeyCrossesCORS(t *testing.T) {
+	const origin = "https://app.example.test"
+	h := newHarness(t, sqliteStore(t), func(c *api.Config) { c.CORSOrigins = []string{origin} })
+	pre := h.do("OPTIONS", "/precheck", nil, map[string]string{"Origin": origin, "Access-Control-Request-Method": "POST",
+		"Access-Control-Request-Headers": "idempotency-key, content-type"})
+	if pre.Status != 204 || !strings.Contains(strings.ToLower(pre.Header.Get("Access-Control-Allow-Headers")), "idempotency-key") {
+		t.Fatalf("preflight: %d %q", pre.Status, pre.Header.Get("Access-Control-Allow-Headers"))
+	}
+	r := h.do("POST", "/audit", export(nil), map[string]string{"Origin": origin})
+	if !strings.Contains(r.Header.Get("Access-Control-Expose-Headers"), api.HeaderIdempotencyKey) {
+		t.Fatalf("Idempotency-Key not exposed: %q", r.Header.Get("Access-Control-Expose-Headers"))
+	}
+}
