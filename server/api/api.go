@@ -759,7 +759,9 @@ func (s *Server) admitFree(c echo.Context, caller string, callerErr error) (bool
 	if err != nil {
 		return false, s.writeFailed(c, "free-tier store failed", err, keyText)
 	}
-	s.writes.succeeded()
+	if d.Outcome == store.FreeAllowed { // a refusal commits nothing: it says nothing of writes
+		s.writes.succeeded()
+	}
 	switch d.Outcome {
 	case store.FreeExhausted:
 		s.cfg.Metrics.FreeTier.WithLabelValues(itoa(s.exhaustedStatus())).Inc()

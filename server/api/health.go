@@ -21,12 +21,12 @@ import (
 type readiness struct {
 	check   func(ctx context.Context) error
 	timeout time.Duration
-	mu      sync.Mutex // one check at a time
+	turn    chan struct{} // one check at a time; a caller waits for its turn within its context
 	running atomic.Bool
 }
 
 func newReadiness(st store.Store, timeout time.Duration) *readiness {
-	r := &readiness{timeout: timeout}
+	r := &readiness{timeout: timeout, turn: make(chan struct{}, 1)}
 	if ch, ok := st.(store.Checker); ok {
 		r.check = ch.Ready
 	} else {
@@ -37,8 +37,12 @@ func newReadiness(st store.Store, timeout time.Duration) *readiness {
 
 // run checks now (one check at a time).
 func (r *readiness) run(ctx context.Context) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	select {
+	case r.turn <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-r.turn }()
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	return r.check(ctx)
@@ -86,7 +90,7 @@ type writeHealth struct {
 	// request write that failed and that succeeded.
 	lastFailure, lastSuccess atomic.Int64
 
-	mu        sync.Mutex
+	turn      chan struct{} // one probe at a time; the others wait within their context
 	probedAt  time.Time
 	probedErr error
 }
@@ -95,7 +99,7 @@ var errRecentWriteFailure = errors.New("api: a write failed within the window an
 
 // newWriteHealth runs on the monotonic clock, never the configured one: its windows are real time.
 func newWriteHealth(st store.Store) *writeHealth {
-	w := &writeHealth{now: time.Now}
+	w := &writeHealth{now: time.Now, turn: make(chan struct{}, 1)}
 	if k, ok := st.(store.Keyed); ok {
 		w.probe = k.ProbeWrite
 	}
@@ -115,8 +119,13 @@ func (w *writeHealth) check(ctx context.Context) error {
 	if w.probe == nil {
 		return nil
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	select {
+	case w.turn <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-w.turn }()
+	now = w.now()
 	if !w.probedAt.IsZero() && now.Sub(w.probedAt) >= 0 && now.Sub(w.probedAt) < WriteProbeEvery {
 		return w.probedErr
 	}

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"errors"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -25,13 +26,22 @@ type faultyStore struct {
 	cutAfterCommit, lookupDown, notApplied, probeDown atomic.Bool
 	// unsynced makes a write commit, then report that its sync failed (store.NotDurable).
 	unsynced atomic.Bool
+	// hang makes the readiness round trip and the write probe wait until their context ends (a
+	// database that does not answer).
+	hang atomic.Bool
 }
 
 var errCut = errors.New("connection reset after the commit " + canaryContent)
 
 func newFaulty(st store.Store) *faultyStore { return &faultyStore{Store: st, k: st.(store.Keyed)} }
 
-func (f *faultyStore) Ready(ctx context.Context) error { return f.Store.(store.Checker).Ready(ctx) }
+func (f *faultyStore) Ready(ctx context.Context) error {
+	if f.hang.Load() {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return f.Store.(store.Checker).Ready(ctx)
+}
 
 // ConsumeNonce keeps the sign-in-with-x nonce table of the store under test.
 func (f *faultyStore) ConsumeNonce(ctx context.Context, n string, exp time.Time) (bool, error) {
@@ -83,6 +93,10 @@ func (f *faultyStore) FindPayment(ctx context.Context, tx string) (int64, error)
 func (f *faultyStore) ProbeWrite(ctx context.Context, now time.Time) error {
 	if f.probeDown.Load() {
 		return errCut
+	}
+	if f.hang.Load() {
+		<-ctx.Done()
+		return ctx.Err()
 	}
 	return f.k.ProbeWrite(ctx, now)
 }
@@ -263,5 +277,47 @@ func TestUnsyncedWriteIsNeverAnsweredCommitted(t *testing.T) {
 	}
 	if l, f := counts(t, fs); l != 1 || f != 1 {
 		t.Fatalf("%d ledger rows, %d free uses; want 1 and 1", l, f)
+	}
+}
+
+// TestIdempotencyKeyCrossesCORS: a browser may send Idempotency-Key and read the one a 503 hands
+// back.
+func TestIdempotencyKeyCrossesCORS(t *testing.T) {
+	const origin = "https://app.example.test"
+	h := newHarness(t, sqliteStore(t), func(c *api.Config) { c.CORSOrigins = []string{origin} })
+	pre := h.do("OPTIONS", "/precheck", nil, map[string]string{"Origin": origin, "Access-Control-Request-Method": "POST",
+		"Access-Control-Request-Headers": "idempotency-key, content-type"})
+	if pre.Status != 204 || !strings.Contains(strings.ToLower(pre.Header.Get("Access-Control-Allow-Headers")), "idempotency-key") {
+		t.Fatalf("preflight: %d %q", pre.Status, pre.Header.Get("Access-Control-Allow-Headers"))
+	}
+	r := h.do("POST", "/audit", export(nil), map[string]string{"Origin": origin})
+	if !strings.Contains(r.Header.Get("Access-Control-Expose-Headers"), api.HeaderIdempotencyKey) {
+		t.Fatalf("Idempotency-Key not exposed: %q", r.Header.Get("Access-Control-Expose-Headers"))
+	}
+}
+
+// TestReadyzAnswersInTimeWhenTheStoreHangs: with a database that does not answer, concurrent
+// probes each answer 503 within the readiness timeout (plus a margin), none queued behind another.
+func TestReadyzAnswersInTimeWhenTheStoreHangs(t *testing.T) {
+	fs := newFaulty(sqliteStore(t))
+	h := newHarness(t, fs)
+	fs.hang.Store(true)
+	time.Sleep(api.WriteProbeEvery)
+	began := time.Now()
+	codes := make(chan int, 4)
+	for range 4 {
+		go func() {
+			rec := httptest.NewRecorder()
+			h.srv.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+			codes <- rec.Code
+		}()
+	}
+	for range 4 {
+		if code := <-codes; code != 503 {
+			t.Fatalf("readyz with the store hanging: %d", code)
+		}
+	}
+	if took := time.Since(began); took > api.ReadyTimeout+time.Second {
+		t.Fatalf("4 concurrent probes took %s, want within %s", took, api.ReadyTimeout+time.Second)
 	}
 }

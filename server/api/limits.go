@@ -68,8 +68,8 @@ func (cfg *Config) setLimitDefaults() {
 
 // Request and response headers of the payment and sign-in exchanges a browser client needs.
 var (
-	corsAllowHeaders  = []string{echo.HeaderContentType, echo.HeaderAuthorization, "PAYMENT-SIGNATURE", "SIGN-IN-WITH-X", "Mcp-Protocol-Version"}
-	corsExposeHeaders = []string{"PAYMENT-REQUIRED", "PAYMENT-RESPONSE", "SIGN-IN-WITH-X-CHALLENGE", "Retry-After"}
+	corsAllowHeaders  = []string{echo.HeaderContentType, echo.HeaderAuthorization, "PAYMENT-SIGNATURE", "SIGN-IN-WITH-X", "Mcp-Protocol-Version", HeaderIdempotencyKey}
+	corsExposeHeaders = []string{"PAYMENT-REQUIRED", "PAYMENT-RESPONSE", "SIGN-IN-WITH-X-CHALLENGE", "Retry-After", HeaderIdempotencyKey}
 )
 
 // cors answers preflights and sets the CORS headers for the configured origins only.
