@@ -122,3 +122,22 @@ func TestForgetEnvelopeCanariesNeverLeave(t *testing.T) {
 		t.Error("an HTTP answer or a log line carried the canary")
 	}
 }
+
+// TestConformanceTool: the conformance suite's error tool is listed only by Handler(true), and
+// always answers a tool error with a text (what tools-call-error checks); New never lists it.
+func TestConformanceTool(t *testing.T) {
+	r := newRig(t, func(c *api.Config) { c.MCP = mcp.Handler(true) })
+	res := call(t, r.session(nil), mcp.ToolConformanceError, map[string]any{}, nil)
+	if !res.IsError || len(res.Content) == 0 || res.StructuredContent != nil {
+		t.Errorf("%s: %+v", mcp.ToolConformanceError, res)
+	}
+	list, err := newRig(t).session(nil).ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range list.Tools {
+		if tool.Name == mcp.ToolConformanceError {
+			t.Errorf("New lists %s", tool.Name)
+		}
+	}
+}

@@ -112,11 +112,16 @@ func routeBodies(method, route string) ([]string, error) {
 		if err := json.Unmarshal(resp, &v); err != nil {
 			return nil, fmt.Errorf("mcp: openapi.json %s %s %s: %w", method, route, c, err)
 		}
+		n := len(files)
 		walkRefs(v, func(r string) {
 			if f, _, _ := strings.Cut(r, "#"); strings.HasSuffix(f, schema.Suffix) {
 				files = append(files, path.Base(f))
 			}
 		})
+		// A body the union would leave out (an inline schema) fails the build, not a host.
+		if m, _ := v.(map[string]any); m["content"] != nil && len(files) == n {
+			return nil, fmt.Errorf("mcp: openapi.json %s %s %s: a body that is no published schema", method, route, c)
+		}
 	}
 	if len(files) == 0 {
 		return nil, fmt.Errorf("mcp: openapi.json names no body of %s %s", method, route)
