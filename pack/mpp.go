@@ -26,12 +26,15 @@ const (
 	ManifestName  = "manifest.json"     // the manifest, RFC 8785 canonical bytes
 	SignatureName = "manifest.sig.json" // the detached signature (or the explicit unsigned marker)
 	InventoryName = "inventory.json"    // the inventory (human-facing; digested in the manifest)
-	PackageKindID = "memory_portability_package"
+	// RecordIndexName is the record index: one row per submission record (its lineage and
+	// digests), a sealed member of its own so that the manifest stays small.
+	RecordIndexName = "records.json"
+	PackageKindID   = "memory_portability_package"
 	// EventLogName is the append-only event log of the package's operations (pack/portability);
 	// it is not sealed: the manifest does not list it and verification reads it separately.
 	EventLogName = "events.jsonl"
 	// PackageProfile names this layout and its rules (docs/pack.md).
-	PackageProfile = "scope-hygiene-pack/1"
+	PackageProfile = "scope-hygiene-pack/2"
 )
 
 // Package kinds (WM-MEM-012): a snapshot stands for the whole dump as captured; a selection
@@ -90,9 +93,11 @@ type PackageManifest struct {
 	DigestAlgorithm     string          `json:"digest_algorithm"`
 	Inputs              []InventoryFile `json:"inputs"`
 	Members             []PackageMember `json:"members"`
-	Records             []MemberRecord  `json:"records"`
-	Totals              PackageTotals   `json:"totals"`
-	Omissions           []Omission      `json:"omissions"`
+	// Records is the record index (the member records.json), loaded by VerifyPackage and
+	// LoadRecordIndex; it is not a member of the manifest itself.
+	Records   []MemberRecord `json:"-"`
+	Totals    PackageTotals  `json:"totals"`
+	Omissions []Omission     `json:"omissions"`
 }
 
 // PackageMember is one file inside the package.
@@ -289,6 +294,12 @@ func BuildPackage(res *Result, in Inputs, parts []*Submission, po PackageOptions
 		m.Totals.InputFiles++
 		m.Totals.InputBytes += f.Bytes
 	}
+	idx, err := marshalRecordIndex(m.Records)
+	if err != nil {
+		return nil, err
+	}
+	files[RecordIndexName] = idx
+	m.Members = append(m.Members, PackageMember{Path: RecordIndexName, Role: "record_index", Bytes: len(idx), SHA256: SHA256Hex(idx), Records: len(m.Records)})
 	m.Totals.Records = len(m.Records)
 	m.Totals.Parts = len(parts)
 	m.Totals.OmissionsBlocking, m.Totals.OmissionsNonBlocking = inv.OmissionTotals()
@@ -446,6 +457,7 @@ func VerifyPackage(files map[string][]byte, pub ed25519.PublicKey, sources map[s
 	}
 	listed := map[string]bool{ManifestName: true, SignatureName: true, EventLogName: true}
 	partRecs := map[string][]json.RawMessage{}
+	indexed := false
 	for _, mem := range m.Members {
 		listed[mem.Path] = true
 		b, ok := files[mem.Path]
@@ -455,6 +467,15 @@ func VerifyPackage(files map[string][]byte, pub ed25519.PublicKey, sources map[s
 		}
 		if len(b) != mem.Bytes || SHA256Hex(b) != mem.SHA256 {
 			bad("%s: %d bytes, digest %s; the manifest lists %d bytes, digest %s", mem.Path, len(b), short(SHA256Hex(b)), mem.Bytes, short(mem.SHA256))
+		}
+		if mem.Role == "record_index" {
+			recs, err := ParseRecordIndex(b)
+			if err != nil {
+				bad("%s: not a record index", mem.Path)
+				continue
+			}
+			m.Records = recs
+			indexed = true
 		}
 		if mem.Role == "submission_part" {
 			recs, err := partRecords(b)
@@ -473,16 +494,30 @@ func VerifyPackage(files map[string][]byte, pub ed25519.PublicKey, sources map[s
 			bad("%s: in the package, not listed in the manifest", p)
 		}
 	}
+	if !indexed {
+		bad("the manifest lists no record index (%s)", RecordIndexName)
+	}
+	if (len(m.Records) == 0) != (m.EmptySelection != "") {
+		bad("%s: %d records; an empty selection states its reason and only an empty one does", ManifestName, len(m.Records))
+	}
+	if m.NamePolicy == NamesLabelled {
+		for k, r := range m.Records {
+			if !isLabel(r.SourceFile) {
+				bad("record %d of the index: its source is not an input label, though the names are labelled", k)
+				break
+			}
+		}
+	}
 	seen := map[string]bool{}
 	caches := map[string]*sourceCache{}
 	for k, r := range m.Records {
 		if seen[r.ID] {
-			bad("record %d of the manifest: its id repeats an earlier record", k)
+			bad("record %d of the index: its id repeats an earlier record", k)
 		}
 		seen[r.ID] = true
 		recs, ok := partRecs[r.Part]
 		if !ok || r.Index < 0 || r.Index >= len(recs) {
-			bad("record %d of the manifest: %s has no record at index %d", k, r.Part, r.Index)
+			bad("record %d of the index: %s has no record at index %d", k, r.Part, r.Index)
 			continue
 		}
 		var idOnly struct {
@@ -490,10 +525,10 @@ func VerifyPackage(files map[string][]byte, pub ed25519.PublicKey, sources map[s
 		}
 		_ = json.Unmarshal(recs[r.Index], &idOnly)
 		if idOnly.ID != r.ID {
-			bad("record %d of the manifest: %s index %d carries another id", k, r.Part, r.Index)
+			bad("record %d of the index: %s index %d carries another id", k, r.Part, r.Index)
 		}
 		if canonicalDigest(recs[r.Index]) != r.RecordSHA256 {
-			bad("record %d of the manifest (%s index %d): record digest differs", k, r.Part, r.Index)
+			bad("record %d of the index (%s index %d): record digest differs", k, r.Part, r.Index)
 		}
 		if sources != nil {
 			src, ok := sources[r.SourceFile]
@@ -504,7 +539,7 @@ func VerifyPackage(files map[string][]byte, pub ed25519.PublicKey, sources map[s
 				caches[r.SourceFile] = newSourceCache(src)
 			}
 			if b, ok := caches[r.SourceFile].at(r.Location); !ok || SHA256Hex(b) != r.SourceSHA256 {
-				bad("record %d of the manifest: source bytes at %s %s differ", k, r.SourceFile, r.Location)
+				bad("record %d of the index: source bytes at %s %s differ", k, r.SourceFile, r.Location)
 			}
 		}
 	}
@@ -564,9 +599,6 @@ func checkManifestValues(m *PackageManifest, bad func(string, ...any)) {
 	}
 	if m.PackageID == "" {
 		bad("%s: no package id", ManifestName)
-	}
-	if (len(m.Records) == 0) != (m.EmptySelection != "") {
-		bad("%s: %d records; an empty selection states its reason and only an empty one does", ManifestName, len(m.Records))
 	}
 }
 
@@ -757,4 +789,88 @@ func ReportRecordIDs(factors json.RawMessage) []string {
 	out := sortedKeys(set)
 	sort.Strings(out)
 	return out
+}
+
+// isLabel says whether s is a positional input label (records-1, history-2, ...).
+func isLabel(s string) bool {
+	for _, r := range inputRoles {
+		if n, ok := strings.CutPrefix(s, r+"-"); ok {
+			k, err := strconv.Atoi(n)
+			return err == nil && k >= 1 && strconv.Itoa(k) == n
+		}
+	}
+	return false
+}
+
+// recordColumns are the columns of a record index row; a row's index in its part is its position.
+var recordColumns = []string{"id", "class", "source_file", "location", "source_sha256", "record_sha256"}
+
+// recordIndex is the record index file: rows grouped by part, in index order.
+type recordIndex struct {
+	Kind    string            `json:"kind"`
+	Columns []string          `json:"columns"`
+	Parts   []recordIndexPart `json:"parts"`
+}
+
+type recordIndexPart struct {
+	Part string      `json:"part"`
+	Rows [][6]string `json:"rows"`
+}
+
+// marshalRecordIndex writes the record index of recs (in part and index order).
+func marshalRecordIndex(recs []MemberRecord) ([]byte, error) {
+	ix := recordIndex{Kind: "record_index", Columns: recordColumns, Parts: []recordIndexPart{}}
+	for _, r := range recs {
+		if n := len(ix.Parts); n == 0 || ix.Parts[n-1].Part != r.Part {
+			ix.Parts = append(ix.Parts, recordIndexPart{Part: r.Part})
+		}
+		p := &ix.Parts[len(ix.Parts)-1]
+		if r.Index != len(p.Rows) {
+			return nil, errors.New("pack: record index: records out of index order")
+		}
+		p.Rows = append(p.Rows, [6]string{r.ID, r.Class, r.SourceFile, r.Location, r.SourceSHA256, r.RecordSHA256})
+	}
+	b, err := marshalCompact(ix)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// ParseRecordIndex reads a record index (records.json): its columns exactly as written, every
+// row six strings; a record's index is its row's position in its part.
+func ParseRecordIndex(b []byte) ([]MemberRecord, error) {
+	var ix recordIndex
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&ix); err != nil || ix.Kind != "record_index" || strings.Join(ix.Columns, ",") != strings.Join(recordColumns, ",") {
+		return nil, errors.New("pack: not a record index")
+	}
+	out := []MemberRecord{}
+	seen := map[string]bool{}
+	for _, p := range ix.Parts {
+		if seen[p.Part] {
+			return nil, errors.New("pack: record index: a part is listed twice")
+		}
+		seen[p.Part] = true
+		for i, r := range p.Rows {
+			out = append(out, MemberRecord{ID: r[0], Part: p.Part, Index: i, Class: r[1], SourceFile: r[2], Location: r[3], SourceSHA256: r[4], RecordSHA256: r[5]})
+		}
+	}
+	return out, nil
+}
+
+// LoadRecordIndex loads m's record index from a package's files when the member is present and
+// its bytes are the ones the manifest lists (otherwise m.Records stays empty).
+func LoadRecordIndex(files map[string][]byte, m *PackageManifest) {
+	for _, mem := range m.Members {
+		if mem.Role != "record_index" {
+			continue
+		}
+		if b, ok := files[mem.Path]; ok && SHA256Hex(b) == mem.SHA256 {
+			if recs, err := ParseRecordIndex(b); err == nil {
+				m.Records = recs
+			}
+		}
+	}
 }

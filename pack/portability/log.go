@@ -75,7 +75,7 @@ func signedBytes(e Event) ([]byte, error) {
 	return c, nil
 }
 
-// seal signs e with priv and returns its log line (canonical JSON and a newline).
+// signEvent signs e with priv and returns its log line (canonical JSON and a newline).
 func signEvent(e Event, priv ed25519.PrivateKey) ([]byte, error) {
 	msg, err := signedBytes(e)
 	if err != nil {

@@ -56,6 +56,7 @@ func Open(p Package, trusted []ed25519.PublicKey) (*State, error) {
 	if err := json.Unmarshal(mb, &m); err != nil {
 		return nil, fmt.Errorf("portability: %s is not a package manifest", pack.ManifestName)
 	}
+	pack.LoadRecordIndex(p.Files, &m)
 	st := &State{
 		PackageID: m.PackageID, Revision: m.Revision, RevisionRef: "sha256:" + pack.SHA256Hex(mb), Manifest: &m,
 		Lifecycle: lifecycle.Initial, recorded: map[string]int{}, Attempts: map[string]AttemptRecord{},

@@ -3,6 +3,9 @@ package main
 import (
 	"crypto/ed25519"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -159,5 +162,110 @@ func TestBagLayout(t *testing.T) {
 	flip(t, filepath.Join(pkg, "data", "inventory.json"), `"claims-jsonl"`, `"claims-jsonm"`)
 	if code, out := verifyOut(t, "--key", opPub, pkg); code != 1 || !hasAll(out, "bag: manifest-sha256.txt: the checksum of \"data/inventory.json\"", "inventory.json: ") {
 		t.Fatalf("%d %s", code, out)
+	}
+}
+
+// TestPreflightService: preflight reads the destination profile from a service's criteria
+// document and the dry run from its signed pre-check (a loopback stand-in speaking the published
+// shapes); a pre-check signed by another key is refused, and a NOT ASSESSABLE factor is listed as
+// an unresolved loss, never as a number.
+func TestPreflightService(t *testing.T) {
+	dir := t.TempDir()
+	opPriv, opPub, _ := keyPair(t, dir, "operator")
+	_, svcPub, svc := keyPair(t, dir, "service")
+	_, _, other := keyPair(t, dir, "other")
+	ps, err := rules.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	precheckKey := svc
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/criteria":
+			json.NewEncoder(w).Encode(map[string]any{"criteria_id": ps.ID(), "criteria_revision": ps.Revision(), "criteria_digest": ps.Digest(),
+				"assessability_matrix": map[string]any{"generic": map[string]any{}, "letta": map[string]any{}},
+				"report_signing_key":   sign.Publish(svc.Public().(ed25519.PublicKey))})
+		case "/precheck":
+			body, _ := io.ReadAll(r.Body)
+			var sub struct {
+				Family, Form, Variant string
+				Records               []json.RawMessage
+			}
+			json.Unmarshal(body, &sub)
+			doc, _ := sign.NewSigner(precheckKey).Sign(map[string]any{"kind": "precheck_result", "records": len(sub.Records), "family": sub.Family, "form": sub.Form, "variant": sub.Variant,
+				"factors": map[string]any{"duplicates": map[string]any{"status": "ASSESSABLE"}, "scope_conflicts": map[string]any{"status": "NOT ASSESSABLE", "reason": "no record carries a checked field"}}})
+			w.Write(doc)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	pkg := filepath.Join(dir, "pkg")
+	if code, _, stderr := runCLI(t, "--from", "claims-jsonl", "--declared-scope-keys", "tenant", "--package", pkg, "--sign-key", opPriv, td+"claims/claims.jsonl"); code != 0 {
+		t.Fatal(stderr)
+	}
+	mustOp(t, pkg, opPriv, "export_curator", "describe", "--snapshot-ref", "s-1")
+	mustOp(t, pkg, opPriv, "export_curator", "bind")
+	mustOp(t, pkg, opPriv, "custodian", "seal", "--key", opPub)
+	mustOp(t, pkg, opPriv, "policy_reviewer", "conditions", "--recipient", ps.ID(), "--permitted-purpose", "audit", "--policy", "p-1", "--expires", "2026-12-02T00:00:00Z", "--recipient-key", svcPub)
+	out := mustOp(t, pkg, opPriv, "receiving_operator", "preflight", "--service", srv.URL)
+	if !hasAll(out, "ready                    yes", "unresolved losses        scope_conflicts NOT ASSESSABLE no record carries a checked field", "live mutation            no") {
+		t.Fatalf("preflight: %s", out)
+	}
+	precheckKey = other
+	if code, out := op(t, pkg, opPriv, "receiving_operator", "preflight", "--service", srv.URL); code != 2 || !strings.Contains(out, "does not verify") {
+		t.Fatalf("a pre-check signed by another key: %d %s", code, out)
+	}
+}
+
+// TestLifecycleCLI: supersede, withdraw and dispose from the command line; a stale expectation
+// writes nothing; a withdrawn or disposed package fails verify with its state named.
+func TestLifecycleCLI(t *testing.T) {
+	dir := t.TempDir()
+	opPriv, opPub, _ := keyPair(t, dir, "operator")
+	_, svcPub, _ := keyPair(t, dir, "service")
+	pkg := filepath.Join(dir, "pkg")
+	if code, _, stderr := runCLI(t, "--from", "claims-jsonl", "--declared-scope-keys", "tenant", "--package", pkg, "--sign-key", opPriv, td+"claims/claims.jsonl"); code != 0 {
+		t.Fatal(stderr)
+	}
+	sealAndPrepare(t, pkg, opPriv, opPub, svcPub, "submission.json")
+	// stale: nothing written
+	before, _ := os.ReadFile(filepath.Join(pkg, pack.EventLogName))
+	code, out, _ := runCLI(t, "assess", "--sign-key", opPriv, "--role", "integrity_reviewer", "--purpose", "p", "--decision", "d", "--expect", "sha256:"+strings.Repeat("0", 64), pkg)
+	after, _ := os.ReadFile(filepath.Join(pkg, pack.EventLogName))
+	if code != 1 || string(before) != string(after) {
+		t.Fatalf("stale: %d %s", code, out)
+	}
+	// the next revision, and the supersession recorded in the old one
+	next := filepath.Join(dir, "next")
+	if code, _, stderr := runCLI(t, "--from", "claims-jsonl", "--declared-scope-keys", "tenant", "--package", next, "--sign-key", opPriv, "--supersedes", pkg, td+"claims/claims.jsonl"); code != 0 {
+		t.Fatal(stderr)
+	}
+	mustOp(t, pkg, opPriv, "custodian", "supersede", "--by", next, "--reason", "new cutoff")
+	if code, out := verifyOut(t, "--key", opPub, pkg); code != 0 || !hasAll(out, "state        superseded", "superseded   by "+revisionRef(t, next)) {
+		t.Fatalf("superseded: %d %s", code, out)
+	}
+	if code, out := verifyOut(t, "--key", opPub, next); code != 0 || !hasAll(out, "revision 2", "prior        "+revisionRef(t, pkg)) {
+		t.Fatalf("next: %d %s", code, out)
+	}
+	// dispose under a hold is refused (and recorded); withdraw, then dispose
+	if code, out := op(t, pkg, opPriv, "custodian", "dispose", "--reason", "r", "--retention-policy", "ret-1", "--hold", "legal-7"); code != 1 || !strings.Contains(out, "hold") {
+		t.Fatalf("dispose under hold: %d %s", code, out)
+	}
+	mustOp(t, pkg, opPriv, "custodian", "withdraw", "--reason", "consent withdrawn")
+	if code, out := verifyOut(t, "--key", opPub, pkg); code != 1 || !strings.Contains(out, "the package is withdrawn: it is not acceptable") {
+		t.Fatalf("withdrawn: %d %s", code, out)
+	}
+	mustOp(t, pkg, opPriv, "custodian", "dispose", "--reason", "retention ended", "--retention-policy", "ret-1")
+	if code, out := verifyOut(t, "--key", opPub, pkg); code != 1 || !strings.Contains(out, "the package is disposed") {
+		t.Fatalf("disposed: %d %s", code, out)
+	}
+	// a disposal claimed by a key nobody trusts still closes the package for verify
+	strangerPriv, _, _ := keyPair(t, dir, "stranger")
+	if code, out := op(t, next, strangerPriv, "custodian", "dispose", "--reason", "x", "--retention-policy", "ret-1"); code != 0 {
+		t.Fatalf("stranger's dispose: %d %s", code, out)
+	}
+	if code, out := verifyOut(t, "--key", opPub, next); code != 1 || !hasAll(out, "disposed (claimed by an untrusted event)", "not a trusted key") {
+		t.Fatalf("untrusted dispose: %d %s", code, out)
 	}
 }

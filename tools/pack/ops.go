@@ -359,7 +359,7 @@ func bindInput(criteriaFile string, pins keyList, semantics string) (*portabilit
 		}
 		in.Criteria = portability.Pin{ID: ps.ID(), Revision: ps.Revision(), Digest: ps.Digest()}
 	}
-	for _, n := range []string{"pack-manifest", "pack-signature", "pack-event"} {
+	for _, n := range []string{"pack-manifest", "pack-signature", "pack-event", "pack-records"} {
 		b, _ := schema.Get(n + schema.Suffix)
 		in.Schemas = append(in.Schemas, portability.Pin{ID: schema.IDBase + n + schema.Suffix, Revision: pack.PackageProfile, Digest: "sha256:" + pack.SHA256Hex(b)})
 	}

@@ -26,7 +26,7 @@ func packSchema(t *testing.T, name string) *jsonschema.Schema {
 		c := jsonschema.NewCompiler()
 		c.DefaultDraft(jsonschema.Draft2020)
 		c.AssertFormat()
-		for _, n := range []string{"manifest", "signature"} {
+		for _, n := range []string{"manifest", "signature", "records"} {
 			b, err := os.ReadFile(filepath.Join("..", "..", "schema", "pack-"+n+".schema.json"))
 			if err != nil {
 				schemaErr = err
@@ -66,7 +66,7 @@ func validate(t *testing.T, name string, b []byte) error {
 // validPackage checks a written package's manifest and signature file against the schemas.
 func validPackage(t *testing.T, dir string) {
 	t.Helper()
-	for file, name := range map[string]string{"manifest.json": "manifest", "manifest.sig.json": "signature"} {
+	for file, name := range map[string]string{"manifest.json": "manifest", "manifest.sig.json": "signature", "records.json": "records"} {
 		b, err := os.ReadFile(filepath.Join(dir, file))
 		if err != nil {
 			t.Fatal(err)

@@ -40,6 +40,36 @@ func rewriteManifest(t *testing.T, pkg string, mut func(m map[string]any)) {
 	write(t, filepath.Join(pkg, pack.SignatureName), sig)
 }
 
+// rewriteRecords lets mut change the record index's rows (id, class, source_file, location,
+// source_sha256, record_sha256), writes it back and rewrites the manifest to list its new digest.
+func rewriteRecords(t *testing.T, pkg string, mut func(row []any), more func(m map[string]any)) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(pkg, pack.RecordIndexName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ix map[string]any
+	json.Unmarshal(b, &ix)
+	for _, p := range ix["parts"].([]any) {
+		for _, r := range p.(map[string]any)["rows"].([]any) {
+			mut(r.([]any))
+		}
+	}
+	nb, _ := json.Marshal(ix)
+	write(t, filepath.Join(pkg, pack.RecordIndexName), nb)
+	rewriteManifest(t, pkg, func(m map[string]any) {
+		for _, mm := range m["members"].([]any) {
+			if mm.(map[string]any)["path"] == pack.RecordIndexName {
+				mm.(map[string]any)["sha256"] = pack.SHA256Hex(nb)
+				mm.(map[string]any)["bytes"] = len(nb)
+			}
+		}
+		if more != nil {
+			more(m)
+		}
+	})
+}
+
 // TestStrippedSignatureFails is finding 1 (High): with --key, an unsigned marker (even over a
 // manifest rewritten to match a changed record), a MAC, another key's signature or a broken one
 // fail, each state named.
@@ -71,16 +101,17 @@ func TestStrippedSignatureFails(t *testing.T) {
 			flip(t, filepath.Join(p, "submission.json"), `"tenant":"`, `"tenant":"x`)
 			body, _ := os.ReadFile(filepath.Join(p, "submission.json"))
 			recs, _ := partRecordsForTest(body)
-			rewriteManifest(t, p, func(m map[string]any) {
+			i := 0
+			rewriteRecords(t, p, func(row []any) {
+				c, _ := canonical(recs[i])
+				row[5] = pack.SHA256Hex(c)
+				i++
+			}, func(m map[string]any) {
 				for _, mm := range m["members"].([]any) {
 					if mm.(map[string]any)["path"] == "submission.json" {
 						mm.(map[string]any)["sha256"] = pack.SHA256Hex(body)
 						mm.(map[string]any)["bytes"] = len(body)
 					}
-				}
-				for i, r := range m["records"].([]any) {
-					c, _ := canonical(recs[i])
-					r.(map[string]any)["record_sha256"] = pack.SHA256Hex(c)
 				}
 			})
 		}, "signature state unsigned"},
@@ -199,12 +230,9 @@ func TestSourcesConfined(t *testing.T) {
 		if code, _, stderr := runCLI(t, "--from", "graphiti", "--keep-names", "--unsigned", "--package", pkg, td+"graphiti/edges.json"); code != 0 {
 			t.Fatal(stderr)
 		}
-		rewriteManifest(t, pkg, func(m map[string]any) {
+		rewriteRecords(t, pkg, func(row []any) { row[2] = c.file }, func(m map[string]any) {
 			in := m["inputs"].([]any)[0].(map[string]any)
 			in["file"], in["bytes"] = c.file, c.bytes
-			for _, r := range m["records"].([]any) {
-				r.(map[string]any)["source_file"] = c.file
-			}
 		})
 		srcDir := src
 		if c.link {
@@ -352,6 +380,38 @@ func TestEmptySelection(t *testing.T) {
 	}
 	validPackage(t, pkg)
 	if code, out := verifyOut(t, pkg); code != 0 || !strings.Contains(out, "selection    empty, authorized") {
+		t.Fatalf("%d %s", code, out)
+	}
+}
+
+// TestManifestStaysSmall is finding 11: the record-level lineage of a 10,000-record package lives
+// in its own sealed member, so the manifest no longer outweighs the parts (2.9 MB before).
+func TestManifestStaysSmall(t *testing.T) {
+	dir := t.TempDir()
+	var sb strings.Builder
+	for i := 0; i < 10000; i++ {
+		sb.WriteString(`{"id":"rec-` + itoa(i) + `","content_text":"memory text ` + itoa(i%4000) + `","tenant":"t` + itoa(i%7) + `"}` + "\n")
+	}
+	in := write(t, filepath.Join(dir, "big.jsonl"), []byte(sb.String()))
+	pkg := filepath.Join(dir, "pkg")
+	if code, _, stderr := runCLI(t, "--from", "claims-jsonl", "--declared-scope-keys", "tenant", "--hash-only", "--split", "--unsigned", "--package", pkg, in); code != 0 {
+		t.Fatal(stderr)
+	}
+	f, err := openFolder(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := 0
+	for name, b := range f.files {
+		if strings.HasPrefix(name, "submission") {
+			parts += len(b)
+		}
+	}
+	if m := len(f.files[pack.ManifestName]); m > 16<<10 || m*100 > parts {
+		t.Fatalf("manifest %d bytes for %d bytes of parts", m, parts)
+	}
+	validPackage(t, pkg)
+	if code, out := verifyOut(t, pkg); code != 0 {
 		t.Fatalf("%d %s", code, out)
 	}
 }

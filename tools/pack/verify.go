@@ -56,7 +56,7 @@ func publishedSchema(name string) (*jsonschema.Schema, error) {
 		c := jsonschema.NewCompiler()
 		c.DefaultDraft(jsonschema.Draft2020)
 		c.AssertFormat()
-		for _, n := range []string{"manifest", "signature", "event"} {
+		for _, n := range []string{"manifest", "signature", "event", "records"} {
 			b, ok := schema.Get("pack-" + n + schema.Suffix)
 			if !ok {
 				pubSchemaErr = errors.New("pack: the published schema pack-" + n + " is not embedded")
@@ -179,6 +179,9 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if sb, ok := f.files[pack.SignatureName]; ok {
 		mismatches = append(mismatches, schemaProblems("signature", pack.SignatureName, sb)...)
+	}
+	if rb, ok := f.files[pack.RecordIndexName]; ok {
+		mismatches = append(mismatches, schemaProblems("records", pack.RecordIndexName, rb)...)
 	}
 	v := pack.VerifyPackage(f.files, pub, nil)
 	sourcesChecked := false
