@@ -73,6 +73,10 @@ func TestR54MarkerFactsOnlyBesideAnAssessableFactor(t *testing.T) {
 				if _, has := before["marked_share"]; !has {
 					t.Errorf("1.0.1 did not print the marked share here; the test does not show the defect")
 				}
+				// The published schema refuses 1.0.1's zeros beside a NOT ASSESSABLE factor.
+				if validAgainst(loadSchemas(t)["report"], oldRep) == nil {
+					t.Errorf("report.schema.json accepts marker figures beside a NOT ASSESSABLE cross_scope_clusters")
+				}
 			}
 		})
 	}

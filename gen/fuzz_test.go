@@ -6,7 +6,8 @@ import (
 )
 
 // FuzzExpect: the strict decoder and the pipeline never panic, a refusal names a
-// rule of the closed set, and whatever the strict decoder accepts is valid JSON.
+// rule of the closed set, whatever the strict decoder accepts is valid JSON, and a
+// NOT ASSESSABLE cross_scope_clusters leaves no marker facts in coverage (R-54).
 func FuzzExpect(f *testing.F) {
 	for _, s := range []string{
 		`{}`, `[]`, `null`, `{"a":1,"a":2}`, `"\ud800"`, `"\ud83d\ude00"`, "\xef\xbb\xbf{}",
@@ -46,6 +47,44 @@ func FuzzExpect(f *testing.F) {
 			}
 		case e.Precheck == nil || e.Audit == nil:
 			t.Fatalf("neither refusal nor full outcome")
+		default:
+			// R-54: the marker convention's facts are in coverage exactly when
+			// cross_scope_clusters is ASSESSABLE, never zeros beside NOT ASSESSABLE.
+			c := e.Audit.Coverage
+			present := []bool{c.MarkedShare != nil, c.B5NotRun != nil, c.TemplateLineage != nil, c.M3DeclaredAbsent != nil}
+			for _, p := range present {
+				if p != (e.Audit.Factors.CrossScopeClusters.Status == statusAssessable) {
+					t.Fatalf("coverage marker facts beside cross_scope_clusters %s", e.Audit.Factors.CrossScopeClusters.Status)
+				}
+			}
+		}
+		// R-55: a declared_scope_keys refusal with a record index names the first
+		// record (array order) whose value under a declared key reads as free text.
+		if r := e.Refusal; r != nil && r.Rule == ruleDeclaredScopeKeysInval && r.RecordIndex != nil {
+			// Exact member names (encoding/json's struct matching would fold case).
+			var top map[string]any
+			_ = json.Unmarshal(body, &top)
+			manifest, _ := top["manifest"].(map[string]any)
+			keys, _ := manifest["declared_scope_keys"].([]any)
+			records, _ := top["records"].([]any)
+			if *r.RecordIndex >= len(records) {
+				t.Fatalf("record_index %d names no record", *r.RecordIndex)
+			}
+			holds := func(rec any) bool {
+				m, _ := rec.(map[string]any)
+				for _, k := range keys {
+					ks, _ := k.(string)
+					if v, ok := m[ks].(string); ok && freeText(v) {
+						return true
+					}
+				}
+				return false
+			}
+			for i := 0; i <= *r.RecordIndex; i++ {
+				if holds(records[i]) != (i == *r.RecordIndex) {
+					t.Fatalf("record_index %d is not the first record holding free text", *r.RecordIndex)
+				}
+			}
 		}
 		if _, err := json.Marshal(e); err != nil {
 			t.Fatalf("expected outcome does not marshal")

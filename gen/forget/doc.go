@@ -6,7 +6,8 @@
 // first refusal that holds, replays the log, and states the seven factors, the
 // verdict prefix and the coverage exactly as the text defines them. It also writes
 // the rule set's corpus (hand-built edge cases per reading, refusal and NOT
-// ASSESSABLE reason, and seeded random logs) and checks case files written by
-// others against its own answers. It never imports the engine (rules/, evaluator/)
-// nor CEL: that independence is its purpose.
+// ASSESSABLE reason, the regression cases of each revision, and seeded random
+// logs) and checks case files written by others against its own answers. It never
+// imports the engine (rules/, evaluator/) nor CEL: that independence is its
+// purpose.
 package forget

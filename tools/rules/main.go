@@ -62,14 +62,16 @@ commands:
   check [FILE|-]               compile criteria (default criteria.yaml, - for standard input); exit 1 on any problem
   audit INPUT [--json]         audit an export locally; a corpus case is also compared with its expected output
   precheck INPUT [--json]      pre-check an export locally
-  explain INPUT [--json]       why each record and cluster reads as it does
+  explain INPUT [--json]       why the report reads as it does, in words: each predicate or decision by
+                               name and text, each cluster fact by meaning, each precedence step by id and
+                               name, each gate by reason and expression
                                INPUT is an export file, - for standard input, or a corpus case file
   test [--run RE] [--json] [--coverage]
                                re-run the corpus through the engine
   gen [-o DIR]                 regenerate the corpus from the independent oracle (gen/)
   pin [--write]                recompute the corpus pin and check it against index.json and the criteria
-  diff OLD.yaml NEW.yaml       which corpus cases change outcome: one line per case and field
-                               (case  field  old -> new), then a summary
+  diff OLD.yaml NEW.yaml       which corpus cases change outcome between two revisions of one kind: one
+                               line per case and field in words (case  where: old -> new), then a summary
   -version                     module version, VCS revision and the embedded criteria's id, revision, digest
 
 Most commands take --criteria FILE (default criteria.yaml) and --corpus DIR (default corpus).
