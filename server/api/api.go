@@ -765,6 +765,9 @@ func (s *Server) admitFree(c echo.Context, caller string, callerErr error) (bool
 	switch d.Outcome {
 	case store.FreeExhausted:
 		s.cfg.Metrics.FreeTier.WithLabelValues(itoa(s.exhaustedStatus())).Inc()
+		if s.exhaustedStatus() == http.StatusTooManyRequests { // every 429 carries Retry-After
+			c.Response().Header().Set("Retry-After", itoa(untilNextDay(s.cfg.Now())))
+		}
 		return false, done(s.refuse(c, &Refusal{Rule: RuleFreeTierDaily, Status: s.exhaustedStatus(),
 			Body: map[string]any{"kind": "refusal", "rule": RuleFreeTierDaily, "cap": s.gate.Limits.PerDay, "observed": d.Used}}))
 	case store.FreeTooSoon:

@@ -279,3 +279,25 @@ func (s *timingOutStore) TakeFree(ctx context.Context, key string, now time.Time
 	s.cancel()
 	return s.Store.TakeFree(ctx, key, now, l)
 }
+
+// TestEvery429CarriesRetryAfter: the spent daily allowance of a criteria served free is a 429,
+// and says when the next UTC day begins.
+func TestEvery429CarriesRetryAfter(t *testing.T) {
+	h := newHarness(t, sqliteStore(t), withForgetEnvelope(t))
+	for i := range 200 {
+		r := h.do("POST", "/v1/forget-envelope/precheck", feExport(false), nil)
+		if r.Status == 429 && strings.Contains(string(r.Body), "free_tier_daily") {
+			now := h.clock.Now()
+			next := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+			if got, want := r.Header.Get("Retry-After"), fmt.Sprint(int(next.Sub(now).Seconds())); got != want {
+				t.Fatalf("daily allowance spent: Retry-After %q, want %s", got, want)
+			}
+			return
+		}
+		if r.Status != 200 {
+			t.Fatalf("pre-check %d: %d %s", i, r.Status, r.Body)
+		}
+		h.clock.Advance(time.Minute)
+	}
+	t.Fatal("the daily allowance was never spent")
+}

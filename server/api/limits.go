@@ -255,3 +255,11 @@ func (s *Server) methodFallback(c echo.Context) (bool, error) {
 	}
 	return true, c.JSON(http.StatusMethodNotAllowed, limitError(errMethodNotAllowed))
 }
+
+// untilNextDay is the whole seconds until the next UTC day, when a daily allowance starts again
+// (store.Day is the UTC date).
+func untilNextDay(now time.Time) int {
+	now = now.UTC()
+	next := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+	return max(int((next.Sub(now)+time.Second-1)/time.Second), 1)
+}

@@ -1,0 +1,50 @@
+package api
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+	"testing/iotest"
+)
+
+// FuzzReadAtMost: read in any pieces, up to any limit, readAtMost returns what io.ReadAll of the
+// same limit returns, across the chunk boundaries (4 KiB, then 16 KiB, then 64 KiB).
+func FuzzReadAtMost(f *testing.F) {
+	f.Add(uint32(10), uint32(5), uint8(0))
+	f.Add(uint32(4096), uint32(4097), uint8(1))
+	f.Add(uint32(262145), uint32(262145), uint8(2))
+	f.Add(uint32(90000), uint32(20481), uint8(3))
+	f.Fuzz(func(t *testing.T, size, limit uint32, mode uint8) {
+		size, limit = size%300_000, limit%300_000
+		src := make([]byte, size)
+		for i := range src {
+			src[i] = byte(i*7 + i>>9)
+		}
+		var r io.Reader = bytes.NewReader(src)
+		switch mode % 4 {
+		case 1:
+			r = iotest.OneByteReader(r)
+		case 2:
+			r = iotest.HalfReader(r)
+		case 3:
+			r = iotest.DataErrReader(r)
+		}
+		got, err := readAtMost(r, int(limit))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := src[:min(len(src), int(limit))]
+		if !bytes.Equal(got, want) {
+			t.Fatalf("size %d limit %d mode %d: %d bytes, want %d", size, limit, mode%4, len(got), len(want))
+		}
+	})
+}
+
+func TestReadAtMostError(t *testing.T) {
+	boom := errors.New("cut")
+	r := io.MultiReader(bytes.NewReader(make([]byte, 5000)), iotest.ErrReader(boom))
+	if _, err := readAtMost(r, 10000); !errors.Is(err, boom) {
+		t.Fatalf("a cut body: %v", err)
+	}
+}
