@@ -370,7 +370,7 @@ func (g *Gate) paused(c echo.Context, pz *x402.Paused, v *x402.Verified) error {
 	}
 	cors(c)
 	return c.JSON(http.StatusServiceUnavailable, PaymentError{Kind: "error", Error: x402.ReasonPaymentsPaused,
-		Detail: "paid audits are paused: failed transactions cost the fee payer its hourly budget; nothing was broadcast or charged; retry after the time in Retry-After"})
+		Detail: "paid audits are paused: failed transactions of the last hour, with the payments now in flight at their worst case, would take the fee payer past its budget; nothing was broadcast or charged; retry after the time in Retry-After"})
 }
 
 // unavailable answers 503: nothing was broadcast, nothing charged.
