@@ -523,3 +523,45 @@ func TestFeeBudget(t *testing.T) {
 		t.Fatalf("after the window: %v", err)
 	}
 }
+
+// TestGlobalFeeBudgetCountsPaymentsInFlight: the global budget's last check, right before the
+// send, counts every other payment in flight (on any replica: a submitted row of the shared
+// store) at its worst case, so payments checked together cannot pass the budget together.
+func TestGlobalFeeBudgetCountsPaymentsInFlight(t *testing.T) {
+	e := newSettleEnv(t)
+	ctx := context.Background()
+	e.s.FeeBudget, e.s.GlobalFeeBudget = 0, 25_000
+	now := e.clock()
+	other := &Settlement{TxSig: "other-replica-payment", Challenge: "other", ChallengeExpiry: now.Add(time.Minute), Payer: "another-payer",
+		Network: e.k.cfg.Network.CAIP2, Blockhash: "bh", Status: StatusSubmitted, CreatedAt: now, UpdatedAt: now}
+	if _, err := e.store.Reserve(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	var events []bool
+	e.s.OnPaused = func(p bool) { events = append(events, p) }
+	v := e.verified(t)
+	_, err := e.s.Settle(ctx, v)
+	pz, ok := err.(*Paused)
+	if !ok || pz.RetryAfter != 5*time.Second {
+		t.Fatalf("with another payment in flight: %v, want paused for 5 s (15 000 + %d > 25 000)", err, v.MaxFeeLamports)
+	}
+	if e.chain.sends != 0 || len(events) == 0 || !events[len(events)-1] {
+		t.Fatalf("%d sends, pause events %v: want nothing sent and the pause reported", e.chain.sends, events)
+	}
+	// The other payment settles: this one goes through.
+	other.Status = StatusSettled
+	if ok, err := e.store.Update(ctx, other, StatusSubmitted); err != nil || !ok {
+		t.Fatal(err)
+	}
+	memo, _, err := e.k.ch.Issue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.k.memo = memo
+	if _, err := e.s.Settle(ctx, e.verified(t)); err != nil {
+		t.Fatalf("once nothing else is in flight: %v", err)
+	}
+	if e.chain.sends != 1 || events[len(events)-1] {
+		t.Fatalf("%d sends, last pause event %v", e.chain.sends, events[len(events)-1])
+	}
+}
