@@ -230,9 +230,11 @@ func (g *Gate) Require(c echo.Context, q api.Quote) (*api.Payment, error) {
 	// by AnswerReserve: a broadcast payment is always answered (200 with the report, or 202 with
 	// its transaction) before the request runs out of time. It does not end when the client
 	// leaves: a payment that moved is recorded whatever happens to the connection.
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	base := context.WithoutCancel(ctx)
+	sctx, cancel := context.WithCancel(base)
 	if dl, ok := ctx.Deadline(); ok {
-		sctx, cancel = context.WithDeadline(context.WithoutCancel(ctx), dl.Add(-AnswerReserve))
+		cancel()
+		sctx, cancel = context.WithDeadline(base, dl.Add(-AnswerReserve))
 	}
 	defer cancel()
 	rc, err := g.settler.Settle(sctx, v)
