@@ -88,6 +88,10 @@ func TestStrangerSeesTheSameWhateverTheState(t *testing.T) {
 				b.Extensions[siwx.Extension].Info.Statement != siwx.Statement(siwx.PurposeResumePrefix+sig) {
 				t.Fatalf("a stranger's request: %d %s", rec.Code, rec.Body)
 			}
+			// The request's Host (audit.test) never names the domain: the public base URL does.
+			if info := b.Extensions[siwx.Extension].Info; info.Domain != "audit.example.com" || info.URI != "https://audit.example.com/audit" {
+				t.Fatalf("challenge bound to %s %s, want the public base URL's audit.example.com", info.Domain, info.URI)
+			}
 		})
 	}
 }
