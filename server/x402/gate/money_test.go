@@ -345,3 +345,45 @@ func TestReadinessReflectsTheRPC(t *testing.T) {
 		})
 	}
 }
+
+// downChain's RPC does not answer before the broadcast: every attempt is released unsent.
+type downChain struct {
+	slowChain
+	mu    sync.Mutex
+	calls int
+}
+
+func (d *downChain) IsBlockhashValid(context.Context, solana.Hash) (bool, error) {
+	d.mu.Lock()
+	d.calls++
+	d.mu.Unlock()
+	return false, context.DeadlineExceeded
+}
+
+// TestResentPaymentBudgetedPerAddress: a known payment never broadcast (released after an RPC
+// outage) may be sent again, each time an RPC call: those re-sends spend the presenting address's
+// budget (30 a minute), never the payer's, and past it nothing reaches the RPC.
+func TestResentPaymentBudgetedPerAddress(t *testing.T) {
+	ms := x402.NewMemStore()
+	chain := &downChain{}
+	r := newRigWith(t, priced(t, "50000", "$0.05"), "https://audit.example.com", ms, chain)
+	hv, _ := payment(t, r, r.memo(t))
+	counts := map[int]int{}
+	for i := 0; i < 32; i++ {
+		rec := r.do(http.MethodPost, "/audit", exportBody, map[string]string{x402.HeaderPaymentSignature: hv})
+		counts[rec.Code]++
+		if rec.Code == http.StatusTooManyRequests && !bytes.Contains(rec.Body.Bytes(), []byte(gate.ReasonAddressAttemptBudget)) {
+			t.Fatalf("429 %s, want %s", rec.Body, gate.ReasonAddressAttemptBudget)
+		}
+	}
+	// The first send is new (the payer's budget), the next 30 re-sends the address's: the last is 429.
+	if counts[http.StatusServiceUnavailable] != 31 || counts[http.StatusTooManyRequests] != 1 || chain.calls != 31 {
+		t.Fatalf("32 sends of one payment with the RPC down: %v, %d RPC calls; want 31 × 503, 1 × 429, 31 calls", counts, chain.calls)
+	}
+	// The payer's own budget is untouched: a new payment of the same wallet is taken (and
+	// released again by the outage).
+	hv2, _ := payment(t, r, r.memo(t))
+	if rec := r.do(http.MethodPost, "/audit", exportBody, map[string]string{x402.HeaderPaymentSignature: hv2}); rec.Code != http.StatusServiceUnavailable {
+		t.Fatalf("the payer's new payment: %d %s", rec.Code, rec.Body)
+	}
+}
