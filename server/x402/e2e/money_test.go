@@ -329,8 +329,10 @@ func globalBudgetCase(t *testing.T, w *world) {
 		}
 		mb, _ := io.ReadAll(res.Body)
 		res.Body.Close()
-		if !bytes.Contains(mb, []byte("\nscope_hygiene_x402_payments_paused 1\n")) {
-			t.Fatalf("/metrics does not say payments are paused")
+		// Every paused payment fired the tripwire's counter once.
+		want := fmt.Sprintf("\nscope_hygiene_x402_payments_paused_total %d\n", counts["503 "+x402.ReasonPaymentsPaused])
+		if !bytes.Contains(mb, []byte(want)) {
+			t.Fatalf("/metrics lacks %q", strings.TrimSpace(want))
 		}
 		// The free pre-check needs no fee payer: it keeps working.
 		pre := from{addr: "192.0.2.40"}.post(t, w.server+"/precheck", []byte(exportBody), nil)
