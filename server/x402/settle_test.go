@@ -565,3 +565,34 @@ func TestGlobalFeeBudgetCountsPaymentsInFlight(t *testing.T) {
 		t.Fatalf("%d sends, last pause event %v", e.chain.sends, events[len(events)-1])
 	}
 }
+
+// TestGlobalFeeBudgetSharedByReplicas: two settlers over one store (two replicas): the failures
+// one replica's payments cost the fee payer pause the other's payments too.
+func TestGlobalFeeBudgetSharedByReplicas(t *testing.T) {
+	e := newSettleEnv(t)
+	ctx := context.Background()
+	e.s.FeeBudget, e.s.GlobalFeeBudget = 0, 25_000
+	e.chain.statusErr = map[string]any{"InstructionError": []any{2, map[string]any{"Custom": 1}}}
+	other, err := NewSettler(e.k.cfg, e.chain, e.store, e.clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.PollInterval, other.ConfirmTimeout, other.FeeBudget, other.GlobalFeeBudget = time.Millisecond, 50*time.Millisecond, 0, 25_000
+	pay := func(s *Settler) error {
+		memo, _, err := e.k.ch.Issue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.k.memo = memo
+		_, err = s.Settle(ctx, e.verified(t))
+		return err
+	}
+	for i := 0; i < 2; i++ {
+		wantReason(t, pay(e.s), ReasonTransactionFailed)
+		e.advance(time.Minute)
+	}
+	sends := e.chain.sends
+	if _, ok := pay(other).(*Paused); !ok || e.chain.sends != sends {
+		t.Fatalf("the other replica's payment after 20 002 lamports lost: %d new sends, want paused with none", e.chain.sends-sends)
+	}
+}
