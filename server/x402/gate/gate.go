@@ -286,16 +286,18 @@ func (g *Gate) Settle(c echo.Context, p *api.Payment, entry store.LedgerEntry, a
 	api.FillPayment(&entry, p)
 	// Only mainnet is revenue: a payment on any other network is booked as a house row.
 	entry.House = entry.House || !g.cfg.Network.IsMainnet()
-	if err := g.settler.RecordLedger(c.Request().Context(), rc, func() (int64, error) { return appendLedger(entry) }); err != nil {
-		g.Abandon(c, p)
-		return err
-	}
+	// PAYMENT-RESPONSE goes on whatever answers now: the report, or the store's 503 when the
+	// ledger row cannot be written (the payment settled; its payer resumes), never a bare 503.
 	sv, err := x402.EncodeHeader(rc.Response())
 	if err != nil {
 		return err
 	}
 	c.Response().Header().Set(x402.HeaderPaymentResponse, sv)
 	cors(c)
+	if err := g.settler.RecordLedger(c.Request().Context(), rc, func() (int64, error) { return appendLedger(entry) }); err != nil {
+		g.Abandon(c, p)
+		return err
+	}
 	return nil
 }
 
