@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,6 +20,8 @@ import (
 	"github.com/scopehygiene/scope-hygiene/server/apidoc"
 	"github.com/scopehygiene/scope-hygiene/server/internal/schematest"
 	"github.com/scopehygiene/scope-hygiene/server/siwx"
+	"github.com/scopehygiene/scope-hygiene/server/store"
+	"github.com/scopehygiene/scope-hygiene/server/store/sqlite"
 	"github.com/scopehygiene/scope-hygiene/server/x402"
 	"github.com/scopehygiene/scope-hygiene/server/x402/gate"
 )
@@ -385,5 +389,45 @@ func TestResentPaymentBudgetedPerAddress(t *testing.T) {
 	hv2, _ := payment(t, r, r.memo(t))
 	if rec := r.do(http.MethodPost, "/audit", exportBody, map[string]string{x402.HeaderPaymentSignature: hv2}); rec.Code != http.StatusServiceUnavailable {
 		t.Fatalf("the payer's new payment: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// settledChain confirms every payment at once with the price moved to payTo.
+type settledChain struct{ slowChain }
+
+func (settledChain) Status(context.Context, solana.Signature) (*x402.SigStatus, error) {
+	return &x402.SigStatus{Slot: 9, Confirmation: "confirmed"}, nil
+}
+func (settledChain) Transaction(context.Context, solana.Signature) (*x402.Outcome, error) {
+	payTo := solana.PrivateKey(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{2}, 32))).PublicKey()
+	return &x402.Outcome{Slot: 9, Fee: 10001,
+		Pre:  []x402.TokenBalance{{Owner: payTo, Mint: x402.Devnet.USDCMint, Amount: big.NewInt(0)}},
+		Post: []x402.TokenBalance{{Owner: payTo, Mint: x402.Devnet.USDCMint, Amount: big.NewInt(50000)}}}, nil
+}
+
+// ledgerDown is the rig's store whose ledger cannot be written.
+type ledgerDown struct{ *sqlite.Store }
+
+func (ledgerDown) AppendLedger(context.Context, store.LedgerEntry) (int64, error) {
+	return 0, errors.New("disk full")
+}
+
+// TestLedgerFailureAfterSettlementNamesTheTransaction: the payment settled and its ledger row
+// cannot be written: the store's 503 carries PAYMENT-RESPONSE with the settled transaction (no
+// bare 503), and the settlement stays owed, so the payer can resume.
+func TestLedgerFailureAfterSettlementNamesTheTransaction(t *testing.T) {
+	ms := x402.NewMemStore()
+	r := newRigConfig(t, priced(t, "50000", "$0.05"), "https://audit.example.com", ms, settledChain{}, func(c *api.Config) {
+		c.Store = ledgerDown{c.Store.(*sqlite.Store)}
+	})
+	r.gate.Settler().PollInterval = time.Millisecond
+	hv, sig := payment(t, r, r.memo(t))
+	rec := r.do(http.MethodPost, "/audit", exportBody, map[string]string{x402.HeaderPaymentSignature: hv})
+	resp, err := x402.DecodeSettlementResponse(rec.Header().Get(x402.HeaderPaymentResponse))
+	if rec.Code != http.StatusServiceUnavailable || err != nil || !resp.Success || resp.Transaction != sig {
+		t.Fatalf("ledger write failed after settlement: %d %s, PAYMENT-RESPONSE %+v %v", rec.Code, rec.Body, resp, err)
+	}
+	if row, err := ms.Get(context.Background(), sig); err != nil || row.Status != x402.StatusSettled || row.Reason != x402.ReasonUndelivered {
+		t.Fatalf("settlement %+v %v, want settled and undelivered (resumable)", row, err)
 	}
 }
