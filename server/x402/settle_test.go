@@ -523,3 +523,76 @@ func TestFeeBudget(t *testing.T) {
 		t.Fatalf("after the window: %v", err)
 	}
 }
+
+// TestGlobalFeeBudgetCountsPaymentsInFlight: the global budget's last check, right before the
+// send, counts every other payment in flight (on any replica: a submitted row of the shared
+// store) at its worst case, so payments checked together cannot pass the budget together.
+func TestGlobalFeeBudgetCountsPaymentsInFlight(t *testing.T) {
+	e := newSettleEnv(t)
+	ctx := context.Background()
+	e.s.FeeBudget, e.s.GlobalFeeBudget = 0, 25_000
+	now := e.clock()
+	other := &Settlement{TxSig: "other-replica-payment", Challenge: "other", ChallengeExpiry: now.Add(time.Minute), Payer: "another-payer",
+		Network: e.k.cfg.Network.CAIP2, Blockhash: "bh", Status: StatusSubmitted, CreatedAt: now, UpdatedAt: now}
+	if _, err := e.store.Reserve(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	var events []bool
+	e.s.OnPaused = func(p bool) { events = append(events, p) }
+	v := e.verified(t)
+	_, err := e.s.Settle(ctx, v)
+	pz, ok := err.(*Paused)
+	if !ok || pz.RetryAfter != 5*time.Second {
+		t.Fatalf("with another payment in flight: %v, want paused for 5 s (15 000 + %d > 25 000)", err, v.MaxFeeLamports)
+	}
+	if e.chain.sends != 0 || len(events) == 0 || !events[len(events)-1] {
+		t.Fatalf("%d sends, pause events %v: want nothing sent and the pause reported", e.chain.sends, events)
+	}
+	// The other payment settles: this one goes through.
+	other.Status = StatusSettled
+	if ok, err := e.store.Update(ctx, other, StatusSubmitted); err != nil || !ok {
+		t.Fatal(err)
+	}
+	memo, _, err := e.k.ch.Issue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.k.memo = memo
+	if _, err := e.s.Settle(ctx, e.verified(t)); err != nil {
+		t.Fatalf("once nothing else is in flight: %v", err)
+	}
+	if e.chain.sends != 1 || events[len(events)-1] {
+		t.Fatalf("%d sends, last pause event %v", e.chain.sends, events[len(events)-1])
+	}
+}
+
+// TestGlobalFeeBudgetSharedByReplicas: two settlers over one store (two replicas): the failures
+// one replica's payments cost the fee payer pause the other's payments too.
+func TestGlobalFeeBudgetSharedByReplicas(t *testing.T) {
+	e := newSettleEnv(t)
+	ctx := context.Background()
+	e.s.FeeBudget, e.s.GlobalFeeBudget = 0, 25_000
+	e.chain.statusErr = map[string]any{"InstructionError": []any{2, map[string]any{"Custom": 1}}}
+	other, err := NewSettler(e.k.cfg, e.chain, e.store, e.clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.PollInterval, other.ConfirmTimeout, other.FeeBudget, other.GlobalFeeBudget = time.Millisecond, 50*time.Millisecond, 0, 25_000
+	pay := func(s *Settler) error {
+		memo, _, err := e.k.ch.Issue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.k.memo = memo
+		_, err = s.Settle(ctx, e.verified(t))
+		return err
+	}
+	for i := 0; i < 2; i++ {
+		wantReason(t, pay(e.s), ReasonTransactionFailed)
+		e.advance(time.Minute)
+	}
+	sends := e.chain.sends
+	if _, ok := pay(other).(*Paused); !ok || e.chain.sends != sends {
+		t.Fatalf("the other replica's payment after 20 002 lamports lost: %d new sends, want paused with none", e.chain.sends-sends)
+	}
+}

@@ -137,7 +137,7 @@ func serveFlags(fs *flag.FlagSet, c *config, getenv func(string) string) error {
 	dur(&c.StoreRetryAfter, "store-retry-after", api.DefaultRetryAfter, "Retry-After of a 503 when the store fails")
 	str(&c.CORSOrigins, "cors-origins", "", "comma-separated browser origins allowed to call the API (no CORS when empty)")
 	str(&c.MetricsAddr, "metrics-addr", "", "serve /metrics on this address only (default: on -addr)")
-	str(&c.PublicBaseURL, "public-base-url", "", "public origin of the service, e.g. https://audit.example.com (absolute x402 resource.url and sign-in-with-x uri; default http://<request Host>, for local use)")
+	str(&c.PublicBaseURL, "public-base-url", "", "public origin of the service, e.g. https://audit.example.com (absolute x402 resource.url, and the only sign-in-with-x domain and uri; required with payments; without payments the default is http://<request Host>, for local use)")
 	str(&c.ProofKeyFile, "siwx-key-file", "var/siwx.key", "HMAC key of sign-in-with-x nonces (hex, >= 32 bytes), shared by replicas; generated when missing; env SCOPE_HYGIENE_SIWX_KEY also works")
 	budget := 30
 	if v := getenv(envName("siwx-budget")); v != "" {

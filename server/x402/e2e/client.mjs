@@ -96,7 +96,9 @@ switch (scenario) {
   }
   case "pay": { // plain payment with a prepared header (insufficient balance, RPC down)
     const { headers } = await paymentHeader();
+    const sent = Date.now();
     out.first = await outcome(await post(headers));
+    out.first.ms = Date.now() - sent; // the paid request alone, answer read in full
     out.header = headers["PAYMENT-SIGNATURE"];
     break;
   }

@@ -107,6 +107,8 @@ type outcome struct {
 	Error           string                   `json:"error"`
 	Body            string                   `json:"body"`
 	RetryAfter      string                   `json:"retryAfter"`
+	// MS is how long the paid request took, answer read in full (scenario pay).
+	MS int64 `json:"ms"`
 }
 
 type result struct {

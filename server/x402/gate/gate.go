@@ -230,9 +230,11 @@ func (g *Gate) Require(c echo.Context, q api.Quote) (*api.Payment, error) {
 	// by AnswerReserve: a broadcast payment is always answered (200 with the report, or 202 with
 	// its transaction) before the request runs out of time. It does not end when the client
 	// leaves: a payment that moved is recorded whatever happens to the connection.
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	base := context.WithoutCancel(ctx)
+	sctx, cancel := context.WithCancel(base)
 	if dl, ok := ctx.Deadline(); ok {
-		sctx, cancel = context.WithDeadline(context.WithoutCancel(ctx), dl.Add(-AnswerReserve))
+		cancel()
+		sctx, cancel = context.WithDeadline(base, dl.Add(-AnswerReserve))
 	}
 	defer cancel()
 	rc, err := g.settler.Settle(sctx, v)
@@ -284,16 +286,18 @@ func (g *Gate) Settle(c echo.Context, p *api.Payment, entry store.LedgerEntry, a
 	api.FillPayment(&entry, p)
 	// Only mainnet is revenue: a payment on any other network is booked as a house row.
 	entry.House = entry.House || !g.cfg.Network.IsMainnet()
-	if err := g.settler.RecordLedger(c.Request().Context(), rc, func() (int64, error) { return appendLedger(entry) }); err != nil {
-		g.Abandon(c, p)
-		return err
-	}
+	// PAYMENT-RESPONSE goes on whatever answers now: the report, or the store's 503 when the
+	// ledger row cannot be written (the payment settled; its payer resumes), never a bare 503.
 	sv, err := x402.EncodeHeader(rc.Response())
 	if err != nil {
 		return err
 	}
 	c.Response().Header().Set(x402.HeaderPaymentResponse, sv)
 	cors(c)
+	if err := g.settler.RecordLedger(c.Request().Context(), rc, func() (int64, error) { return appendLedger(entry) }); err != nil {
+		g.Abandon(c, p)
+		return err
+	}
 	return nil
 }
 
@@ -370,7 +374,7 @@ func (g *Gate) paused(c echo.Context, pz *x402.Paused, v *x402.Verified) error {
 	}
 	cors(c)
 	return c.JSON(http.StatusServiceUnavailable, PaymentError{Kind: "error", Error: x402.ReasonPaymentsPaused,
-		Detail: "paid audits are paused: failed transactions cost the fee payer its hourly budget; nothing was broadcast or charged; retry after the time in Retry-After"})
+		Detail: "paid audits are paused: failed transactions of the last hour, with the payments now in flight at their worst case, would take the fee payer past its budget; nothing was broadcast or charged; retry after the time in Retry-After"})
 }
 
 // unavailable answers 503: nothing was broadcast, nothing charged.

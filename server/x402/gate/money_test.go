@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,6 +20,8 @@ import (
 	"github.com/scopehygiene/scope-hygiene/server/apidoc"
 	"github.com/scopehygiene/scope-hygiene/server/internal/schematest"
 	"github.com/scopehygiene/scope-hygiene/server/siwx"
+	"github.com/scopehygiene/scope-hygiene/server/store"
+	"github.com/scopehygiene/scope-hygiene/server/store/sqlite"
 	"github.com/scopehygiene/scope-hygiene/server/x402"
 	"github.com/scopehygiene/scope-hygiene/server/x402/gate"
 )
@@ -87,6 +91,10 @@ func TestStrangerSeesTheSameWhateverTheState(t *testing.T) {
 			if rec.Code != http.StatusUnauthorized || b.Error != "caller_unproven" || rec.Header().Get(x402.HeaderPaymentRequired) != "" ||
 				b.Extensions[siwx.Extension].Info.Statement != siwx.Statement(siwx.PurposeResumePrefix+sig) {
 				t.Fatalf("a stranger's request: %d %s", rec.Code, rec.Body)
+			}
+			// The request's Host (audit.test) never names the domain: the public base URL does.
+			if info := b.Extensions[siwx.Extension].Info; info.Domain != "audit.example.com" || info.URI != "https://audit.example.com/audit" {
+				t.Fatalf("challenge bound to %s %s, want the public base URL's audit.example.com", info.Domain, info.URI)
 			}
 		})
 	}
@@ -339,5 +347,87 @@ func TestReadinessReflectsTheRPC(t *testing.T) {
 				t.Fatalf("/readyz %d %s, want %d with %s %s", rec.Code, rec.Body, tc.code, api.PaymentsCheck, tc.state)
 			}
 		})
+	}
+}
+
+// downChain's RPC does not answer before the broadcast: every attempt is released unsent.
+type downChain struct {
+	slowChain
+	mu    sync.Mutex
+	calls int
+}
+
+func (d *downChain) IsBlockhashValid(context.Context, solana.Hash) (bool, error) {
+	d.mu.Lock()
+	d.calls++
+	d.mu.Unlock()
+	return false, context.DeadlineExceeded
+}
+
+// TestResentPaymentBudgetedPerAddress: a known payment never broadcast (released after an RPC
+// outage) may be sent again, each time an RPC call: those re-sends spend the presenting address's
+// budget (30 a minute), never the payer's, and past it nothing reaches the RPC.
+func TestResentPaymentBudgetedPerAddress(t *testing.T) {
+	ms := x402.NewMemStore()
+	chain := &downChain{}
+	r := newRigWith(t, priced(t, "50000", "$0.05"), "https://audit.example.com", ms, chain)
+	hv, _ := payment(t, r, r.memo(t))
+	counts := map[int]int{}
+	for i := 0; i < 32; i++ {
+		rec := r.do(http.MethodPost, "/audit", exportBody, map[string]string{x402.HeaderPaymentSignature: hv})
+		counts[rec.Code]++
+		if rec.Code == http.StatusTooManyRequests && !bytes.Contains(rec.Body.Bytes(), []byte(gate.ReasonAddressAttemptBudget)) {
+			t.Fatalf("429 %s, want %s", rec.Body, gate.ReasonAddressAttemptBudget)
+		}
+	}
+	// The first send is new (the payer's budget), the next 30 re-sends the address's: the last is 429.
+	if counts[http.StatusServiceUnavailable] != 31 || counts[http.StatusTooManyRequests] != 1 || chain.calls != 31 {
+		t.Fatalf("32 sends of one payment with the RPC down: %v, %d RPC calls; want 31 × 503, 1 × 429, 31 calls", counts, chain.calls)
+	}
+	// The payer's own budget is untouched: a new payment of the same wallet is taken (and
+	// released again by the outage).
+	hv2, _ := payment(t, r, r.memo(t))
+	if rec := r.do(http.MethodPost, "/audit", exportBody, map[string]string{x402.HeaderPaymentSignature: hv2}); rec.Code != http.StatusServiceUnavailable {
+		t.Fatalf("the payer's new payment: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// settledChain confirms every payment at once with the price moved to payTo.
+type settledChain struct{ slowChain }
+
+func (settledChain) Status(context.Context, solana.Signature) (*x402.SigStatus, error) {
+	return &x402.SigStatus{Slot: 9, Confirmation: "confirmed"}, nil
+}
+func (settledChain) Transaction(context.Context, solana.Signature) (*x402.Outcome, error) {
+	payTo := solana.PrivateKey(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{2}, 32))).PublicKey()
+	return &x402.Outcome{Slot: 9, Fee: 10001,
+		Pre:  []x402.TokenBalance{{Owner: payTo, Mint: x402.Devnet.USDCMint, Amount: big.NewInt(0)}},
+		Post: []x402.TokenBalance{{Owner: payTo, Mint: x402.Devnet.USDCMint, Amount: big.NewInt(50000)}}}, nil
+}
+
+// ledgerDown is the rig's store whose ledger cannot be written.
+type ledgerDown struct{ *sqlite.Store }
+
+func (ledgerDown) AppendLedger(context.Context, store.LedgerEntry) (int64, error) {
+	return 0, errors.New("disk full")
+}
+
+// TestLedgerFailureAfterSettlementNamesTheTransaction: the payment settled and its ledger row
+// cannot be written: the store's 503 carries PAYMENT-RESPONSE with the settled transaction (no
+// bare 503), and the settlement stays owed, so the payer can resume.
+func TestLedgerFailureAfterSettlementNamesTheTransaction(t *testing.T) {
+	ms := x402.NewMemStore()
+	r := newRigConfig(t, priced(t, "50000", "$0.05"), "https://audit.example.com", ms, settledChain{}, func(c *api.Config) {
+		c.Store = ledgerDown{c.Store.(*sqlite.Store)}
+	})
+	r.gate.Settler().PollInterval = time.Millisecond
+	hv, sig := payment(t, r, r.memo(t))
+	rec := r.do(http.MethodPost, "/audit", exportBody, map[string]string{x402.HeaderPaymentSignature: hv})
+	resp, err := x402.DecodeSettlementResponse(rec.Header().Get(x402.HeaderPaymentResponse))
+	if rec.Code != http.StatusServiceUnavailable || err != nil || !resp.Success || resp.Transaction != sig {
+		t.Fatalf("ledger write failed after settlement: %d %s, PAYMENT-RESPONSE %+v %v", rec.Code, rec.Body, resp, err)
+	}
+	if row, err := ms.Get(context.Background(), sig); err != nil || row.Status != x402.StatusSettled || row.Reason != x402.ReasonUndelivered {
+		t.Fatalf("settlement %+v %v, want settled and undelivered (resumable)", row, err)
 	}
 }
