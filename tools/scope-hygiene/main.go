@@ -42,17 +42,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
+	commands := map[string]func(args []string, stdout, stderr io.Writer) int{
+		"serve":     func(a []string, o, e io.Writer) int { return serve(ctx, a, o, e) },
+		"verify":    verify,
+		"ledger":    func(a []string, o, e io.Writer) int { return ledger(ctx, a, o, e) },
+		"client":    func(a []string, o, e io.Writer) int { return clientCmd(ctx, a, o, e) },
+		"dev-chain": func(a []string, o, e io.Writer) int { return devChain(ctx, a, o, e) },
+	}
+	if cmd, ok := commands[args[0]]; ok {
+		// "<command> [subcommand] -h" prints the usage and every flag on stdout and succeeds,
+		// though a command's flag set reports -h as a usage error on its error writer.
+		if help := isHelp(args[len(args)-1]); help && (len(args) == 2 || len(args) == 3 && args[0] == "ledger") {
+			if rc := cmd(args[1:], stdout, stdout); rc == 0 || rc == exitUsage {
+				return 0
+			}
+			return 1
+		}
+		return cmd(args[1:], stdout, stderr)
+	}
 	switch args[0] {
-	case "serve":
-		return serve(ctx, args[1:], stdout, stderr)
-	case "verify":
-		return verify(args[1:], stdout, stderr)
-	case "ledger":
-		return ledger(ctx, args[1:], stdout, stderr)
-	case "client":
-		return clientCmd(ctx, args[1:], stdout, stderr)
-	case "dev-chain":
-		return devChain(ctx, args[1:], stdout, stderr)
 	case "-version", "--version", "version":
 		return buildinfo.Print("scope-hygiene", stdout, stderr)
 	case "-h", "-help", "--help", "help":
