@@ -605,8 +605,12 @@ func TestBrowser(t *testing.T) {
 		fits(t, ctx, shots, "8-criteria-forget-envelope", true)
 
 		w.setPass(true)
-		run(t, ctx, chromedp.Click(chromedp.ID("tab-precheck")), chromedp.SetValue(chromedp.ID("pc-source"), "mutation-log"), paste("pc-text", feLog),
+		// Left as "submission", the log is recognised by its format.
+		run(t, ctx, chromedp.Click(chromedp.ID("tab-precheck")), chromedp.SetValue(chromedp.ID("pc-source"), "submission"), paste("pc-text", feLog),
 			chromedp.Click(chromedp.ID("pc-prepare")), chromedp.WaitVisible(chromedp.ID("pc-preview")))
+		if src := eval[string](t, ctx, `document.getElementById('pc-source').value`); src != "mutation-log" {
+			t.Errorf("a pasted mutation log is prepared as %q", src)
+		}
 		preview := eval[string](t, ctx, `document.getElementById('pc-body').textContent + document.getElementById('pc-summary').textContent`)
 		if strings.Contains(preview, "canary") || !strings.Contains(preview, "No identifier leaves this machine") {
 			t.Errorf("the preview does not show a masked log")

@@ -251,6 +251,11 @@ $('pc-prepare').addEventListener('click', async () => {
   if (file && !fileBytes) { fileBytes = new Uint8Array(await file.arrayBuffer()); fileName = file.name; }
   const bytes = fileBytes || new TextEncoder().encode($('pc-text').value);
   if (!bytes.length) { pcError('Choose a file or paste an export first.'); return; }
+  // A mutation log chosen as a submission is a mutation log: it names its format.
+  if ($('pc-source').value === 'submission' && setFor(MUTATION_LOG) && /"format"\s*:\s*"mutation-log"/.test(new TextDecoder().decode(bytes.subarray(0, 4096)))) {
+    $('pc-source').value = MUTATION_LOG;
+    sourceChanged();
+  }
   const source = $('pc-source').value;
   if (source === MUTATION_LOG) { prepareLog(bytes); return; }
   state.preparedFor = null;
