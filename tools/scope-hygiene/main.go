@@ -1,5 +1,5 @@
-// Command scope-hygiene serves the memory-scope-hygiene/v1 criteria over HTTP and checks its
-// signed results offline.
+// Command scope-hygiene serves the memory-scope-hygiene/v1 criteria (and every criteria/*.yaml
+// beside it, such as memory-forget-envelope/v1) over HTTP and checks their signed results offline.
 //
 //	scope-hygiene serve    run the HTTP service (embedded defaults: SQLite and a dev key under ./var/)
 //	scope-hygiene verify   check a saved signed result against the published key
@@ -26,9 +26,12 @@ commands:
   verify   verify a saved signed result offline: scope-hygiene verify -key <criteria.json|key.pem> <result.json>
   ledger   print the ledger as JSON lines, or the tripwire figures: scope-hygiene ledger [-tripwires]
            ledger reconcile-cad -rates <csv> | ledger refund (-id N | -tx SIG) | ledger tripwires [-window-days 30]
-  client   a caller: scope-hygiene client precheck FILE | client audit FILE -wallet KEY.json (client -h)
+  client   a caller: scope-hygiene client precheck FILE | client audit FILE -wallet KEY.json (client -h);
+           a mutation log goes to the rule set served for its format (GET /criteria/index)
   dev-chain  a local Solana (LiteSVM) with a funded payer, and serve paid on it (scripts/dev-chain.sh)
   -version   the module version, VCS revision and embedded criteria (id, revision, digest)
+
+"scope-hygiene <command> -h" lists the command's flags.
 `
 
 func main() {
