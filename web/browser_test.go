@@ -226,9 +226,10 @@ func shot(t *testing.T, ctx context.Context, dir, name string, full bool) {
 var widths = []int64{390, 1280}
 
 // fits checks the current view and state at each of widths: the document is no wider than the
-// window, no card or panel holds content wider than itself, and every table either fits or
-// scrolls inside its own box, which itself fits. It
-// writes a screenshot per width (name-390.png, name-1280.png) and leaves the window at 1280 px.
+// window, no card or panel holds content wider than itself, every table either fits or scrolls
+// inside its own box, which itself fits, and no value is shown as "[object …]", "undefined" or
+// "NaN". It writes a screenshot per width (name-390.png, name-1280.png) and leaves the window at
+// 1280 px.
 func fits(t *testing.T, ctx context.Context, dir, name string, full bool) {
 	t.Helper()
 	const measure = `(() => {
@@ -247,6 +248,8 @@ func fits(t *testing.T, ctx context.Context, dir, name string, full bool) {
 		for (const box of document.querySelectorAll('main, .card, .panel, .fact, .text, .verify, .verdict, .refusal')) {
 			if (seen(box) && box.scrollWidth > box.clientWidth + 1) out.over.push(((box.id || box.className) + ' box') + ': its content is ' + box.scrollWidth + ' px wide in ' + box.clientWidth + ' px');
 		}
+		const shown = document.body.innerText.match(/\[object \w+\]|\bundefined\b|\bNaN\b/);
+		if (shown) out.over.push('the page shows ' + JSON.stringify(shown[0]));
 		return JSON.stringify(out);
 	})()`
 	for _, w := range widths {
@@ -605,8 +608,12 @@ func TestBrowser(t *testing.T) {
 		fits(t, ctx, shots, "8-criteria-forget-envelope", true)
 
 		w.setPass(true)
-		run(t, ctx, chromedp.Click(chromedp.ID("tab-precheck")), chromedp.SetValue(chromedp.ID("pc-source"), "mutation-log"), paste("pc-text", feLog),
+		// Left as "submission", the log is recognised by its format.
+		run(t, ctx, chromedp.Click(chromedp.ID("tab-precheck")), chromedp.SetValue(chromedp.ID("pc-source"), "submission"), paste("pc-text", feLog),
 			chromedp.Click(chromedp.ID("pc-prepare")), chromedp.WaitVisible(chromedp.ID("pc-preview")))
+		if src := eval[string](t, ctx, `document.getElementById('pc-source').value`); src != "mutation-log" {
+			t.Errorf("a pasted mutation log is prepared as %q", src)
+		}
 		preview := eval[string](t, ctx, `document.getElementById('pc-body').textContent + document.getElementById('pc-summary').textContent`)
 		if strings.Contains(preview, "canary") || !strings.Contains(preview, "No identifier leaves this machine") {
 			t.Errorf("the preview does not show a masked log")
@@ -676,6 +683,22 @@ func TestBrowser(t *testing.T) {
 		if !bytes.Equal(pf, df) {
 			t.Errorf("factors differ:\n page   %s\n direct %s", pf, df)
 		}
+
+		// A malformed log is a refusal naming its rule, explained by the published reading.
+		time.Sleep(5200 * time.Millisecond)
+		run(t, ctx, chromedp.Click(chromedp.ID("tab-precheck")), paste("pc-text", strings.Replace(feLog, `"op":"reassign"`, `"op":"canary-delete"`, 1)),
+			chromedp.Click(chromedp.ID("pc-prepare")), chromedp.WaitVisible(chromedp.ID("pc-preview")), chromedp.Click(chromedp.ID("pc-send")))
+		if body := w.nextBody(t); bytes.Contains(bytes.ToLower(body), []byte("canary")) {
+			t.Fatal("the refused log's body carries an identifier")
+		}
+		run(t, ctx, chromedp.WaitVisible(chromedp.CSS(`#pc-result .rule`)))
+		if rule := eval[string](t, ctx, `document.querySelector('#pc-result .rule').textContent`); rule != "event_op_invalid" {
+			t.Fatalf("refusal shows rule %q", rule)
+		}
+		if line := eval[string](t, ctx, `document.querySelector('#pc-result .refusal p:nth-of-type(2)').textContent`); !strings.Contains(line, "(FE-R-10)") {
+			t.Errorf("explanation %q", line)
+		}
+		fits(t, ctx, shots, "9-log-refusal", true)
 	})
 
 	// Keyboard only: from the top of a fresh page, Tab and Enter reach every control of each view.

@@ -44,8 +44,8 @@ const clientUsage = `usage: scope-hygiene client <precheck|audit> [flags] FILE..
                                      follows a pending settlement, saves and verifies the report
   audit --from letta-af agent.af     packs a native dump first (hash-only unless -full-text)
   audit log.json                     a mutation log ("format": "mutation-log") goes to the rule set
-                                     the service serves for that format (memory-forget-envelope/v1,
-                                     free: no -wallet needed); -criteria ID picks a rule set by id
+                                     the service serves for that format (GET /criteria/index; no
+                                     -wallet needed when it is unpriced); -criteria ID picks one by id
   audit -fail-on undeclared>0 ...    runs the free pre-check first and pays nothing when it states
                                      the factor NOT ASSESSABLE (exit 7)
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"encoding/json"
 	"net"
@@ -182,5 +183,32 @@ func TestClientAgainstServe(t *testing.T) {
 		if strings.Contains(strings.ToLower(out), strings.ToLower(canary)) {
 			t.Fatalf("export content reached the client's output:\n%s", out)
 		}
+	}
+}
+
+// TestEveryCommandHelp: "<command> -h" prints the usage and the command's flags on stdout and
+// exits 0, for every command and ledger subcommand.
+func TestEveryCommandHelp(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"serve", "-h"}, "-addr"},
+		{[]string{"verify", "-h"}, "-key"},
+		{[]string{"ledger", "-h"}, "-store"},
+		{[]string{"ledger", "tripwires", "-h"}, "-window-days"},
+		{[]string{"ledger", "refund", "--help"}, "-tx"},
+		{[]string{"client", "-h"}, "-wallet"},
+		{[]string{"client", "precheck", "-h"}, "-criteria"},
+		{[]string{"dev-chain", "-h"}, "-dir"},
+	} {
+		var out, errOut bytes.Buffer
+		if rc := run(context.Background(), c.args, &out, &errOut); rc != 0 || !strings.Contains(out.String(), "  "+c.flag) || errOut.Len() != 0 {
+			t.Errorf("%v: exit %d, %d bytes on stdout without %s, stderr %q", c.args, rc, out.Len(), c.flag, errOut.String())
+		}
+	}
+	var out, errOut bytes.Buffer
+	if rc := run(context.Background(), []string{"verify"}, &out, &errOut); rc != exitUsage {
+		t.Errorf("verify without a file: exit %d", rc)
 	}
 }

@@ -278,6 +278,10 @@ func TestDevChainReadmeAndClient(t *testing.T) {
 		if r.code != exitNotAssessable || !strings.Contains(r.stdout, "NOT ASSESSABLE, no figure to compare") {
 			t.Fatalf("NOT ASSESSABLE gate: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
+		// The free pre-check said so first: nothing was signed or paid.
+		if again, _ := strconv.Atoi(s.payerUSDC(t, payer)); again != after || strings.Contains(r.stderr, "pay: signed") {
+			t.Fatalf("a gate on a NOT ASSESSABLE factor paid: USDC %d -> %d\n%s", after, again, r.stderr)
+		}
 		r = s.client(t, append(common, "-fail-on", "undeclared>0&&conflicts>0", export)...)
 		if r.code != exitUsage {
 			t.Fatalf("a combined gate: exit %d", r.code)

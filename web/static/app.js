@@ -183,8 +183,19 @@ function explainRefusal(r, crit) {
     case 'free_tier_daily': return 'The free pre-checks of this caller for today are used up.';
     case 'caller_invalid': return 'The caller member is not a Solana public key.';
     case 'export_required': return 'The body is not one well-formed JSON object.';
-    default: return 'The service refused the body under this rule.';
+    default: return readingFor(r.rule, c) || 'The service refused the body under this rule.';
   }
+}
+
+// readingFor: a rule set whose refusal text only lists its rules explains each in a published
+// reading ("FE-R-11 event_key_invalid: a write, forget or reopen whose key is absent ..."): the
+// clause that follows the rule's name, with the reading's id.
+function readingFor(rule, c) {
+  const reading = ((c && c.interpretations) || []).find((x) => x.text.includes(rule + ':'));
+  if (!reading) return '';
+  const from = reading.text.slice(reading.text.indexOf(rule + ':') + rule.length + 1).trim();
+  const clause = from.split(/; |\. /)[0].replace(/\.$/, '');
+  return clause ? `${clause.replace(/^./, (ch) => ch.toUpperCase())} (${reading.id}).` : '';
 }
 
 function renderRefusal(r, crit) {
@@ -192,7 +203,7 @@ function renderRefusal(r, crit) {
   return el('div', { class: 'refusal', role: 'alert' },
     el('p', { class: 'refused' }, 'Refused under rule ', el('code', { class: 'rule', text: r.rule })),
     el('p', { text: explainRefusal(r, crit) }),
-    nums.length ? el('dl', { class: 'counts' }, nums.map(([k, v]) => [el('dt', { text: human(k) }), el('dd', { text: fmt(v) })])) : null);
+    nums.length ? el('dl', { class: 'counts' }, nums.map(([k, v]) => el('div', {}, el('dt', { text: human(k) }), el('dd', { text: fmt(v) })))) : null);
 }
 
 // ---- private pre-check -------------------------------------------------------------------
@@ -251,6 +262,11 @@ $('pc-prepare').addEventListener('click', async () => {
   if (file && !fileBytes) { fileBytes = new Uint8Array(await file.arrayBuffer()); fileName = file.name; }
   const bytes = fileBytes || new TextEncoder().encode($('pc-text').value);
   if (!bytes.length) { pcError('Choose a file or paste an export first.'); return; }
+  // A mutation log chosen as a submission is a mutation log: it names its format.
+  if ($('pc-source').value === 'submission' && setFor(MUTATION_LOG) && /"format"\s*:\s*"mutation-log"/.test(new TextDecoder().decode(bytes.subarray(0, 4096)))) {
+    $('pc-source').value = MUTATION_LOG;
+    sourceChanged();
+  }
   const source = $('pc-source').value;
   if (source === MUTATION_LOG) { prepareLog(bytes); return; }
   state.preparedFor = null;
