@@ -42,6 +42,18 @@ func (b *blockingStore) TakeFree(ctx context.Context, key string, now time.Time,
 	return b.Store.TakeFree(ctx, key, now, l)
 }
 
+func (b *blockingStore) AppendLedgerOnce(ctx context.Context, e store.LedgerEntry, wk store.WriteKey, now time.Time) (int64, bool, error) {
+	b.entered <- struct{}{}
+	<-b.gate
+	return b.Store.AppendLedgerOnce(ctx, e, wk, now)
+}
+
+func (b *blockingStore) TakeFreeOnce(ctx context.Context, key string, wk store.WriteKey, now time.Time, l store.FreeLimits) (store.FreeDecision, error) {
+	b.entered <- struct{}{}
+	<-b.gate
+	return b.Store.TakeFreeOnce(ctx, key, wk, now, l)
+}
+
 // serveAsync sends one request in the background and returns its status when it ends.
 func serveAsync(h *harness, req *http.Request) chan int {
 	done := make(chan int, 1)
@@ -84,12 +96,16 @@ func TestInflightCaps(t *testing.T) {
 			case <-time.After(5 * time.Second):
 				t.Fatal("the first complete request never reached the store: the trickling body held its slot")
 			}
+			// Timed at the handler: the harness's own schema checks of the answer are not the
+			// server's time.
+			rec := httptest.NewRecorder()
 			start := time.Now()
-			r := h.do("POST", path, body, hdr)
-			if r.Status != 503 || r.Header.Get("Retry-After") == "" || time.Since(start) > time.Second {
-				t.Fatalf("over the cap: %d Retry-After %q after %s", r.Status, r.Header.Get("Retry-After"), time.Since(start))
+			h.srv.Handler().ServeHTTP(rec, newReq(strings.NewReader(string(body))))
+			took := time.Since(start)
+			if rec.Code != 503 || rec.Header().Get("Retry-After") == "" || took > time.Second {
+				t.Fatalf("over the cap: %d Retry-After %q after %s: %s", rec.Code, rec.Header().Get("Retry-After"), took, rec.Body)
 			}
-			validate(t, "service-limit", r.Body)
+			validate(t, "service-limit", rec.Body.Bytes())
 			close(st.gate)
 			if code := <-held; code != 200 {
 				t.Fatalf("held request: %d", code)
@@ -149,6 +165,10 @@ func TestBodyBudget(t *testing.T) {
 	}
 	if !h.srv.Shedding() {
 		t.Fatal("a body past the budget was not refused")
+	}
+	// A replica shedding for memory is not ready: a load balancer sends new work elsewhere.
+	if r := h.do("GET", "/readyz", nil, nil); r.Status != 503 || r.Header.Get("Retry-After") == "" || !strings.Contains(string(r.Body), `"memory":"unavailable"`) {
+		t.Fatalf("/readyz while shedding for memory: %d %s", r.Status, r.Body)
 	}
 	pw.CloseWithError(io.ErrUnexpectedEOF)
 	<-held
@@ -273,6 +293,11 @@ func TestOutOfTimeIsNotAStoreFailure(t *testing.T) {
 type timingOutStore struct {
 	*sqlite.Store
 	cancel func()
+}
+
+func (s *timingOutStore) TakeFreeOnce(ctx context.Context, key string, wk store.WriteKey, now time.Time, l store.FreeLimits) (store.FreeDecision, error) {
+	s.cancel()
+	return s.Store.TakeFreeOnce(ctx, key, wk, now, l)
 }
 
 func (s *timingOutStore) TakeFree(ctx context.Context, key string, now time.Time, l store.FreeLimits) (store.FreeDecision, error) {

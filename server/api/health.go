@@ -95,6 +95,18 @@ type writeHealth struct {
 	probedErr error
 }
 
+// errShedding is the memory check's failure: request bodies are being refused for memory.
+var errShedding = errors.New("api: shedding request bodies for memory")
+
+// memoryCheck fails while the server sheds request bodies for memory (Shedding): a load balancer
+// should send new work to another replica until it stops.
+func (s *Server) memoryCheck(context.Context) error {
+	if s.Shedding() {
+		return errShedding
+	}
+	return nil
+}
+
 var errRecentWriteFailure = errors.New("api: a write failed within the window and none succeeded since")
 
 // newWriteHealth runs on the monotonic clock, never the configured one: its windows are real time.
@@ -139,6 +151,7 @@ func (s *Server) readyChecks() []ReadyCheck {
 	checks := append([]ReadyCheck{
 		{Name: "store", Check: s.ready.run},
 		{Name: "store_write", Check: s.writes.check},
+		{Name: "memory", Check: s.memoryCheck},
 	}, s.cfg.ReadyChecks...)
 	if _, ok := s.cfg.Payments.(ReadinessChecker); ok { // paid audits: the payment network's RPC
 		checks = append(checks, ReadyCheck{Name: PaymentsCheck, Check: s.paymentsReady})

@@ -12,7 +12,7 @@
 // A pseudonym is 52 letters: its lower-case form is keyed by the canonical form, its upper-case
 // pattern by the exact string. Number text, booleans, nulls, member order, the scope dimension
 // names (printed in the report) and the published words (format, forget_mode, op,
-// reinsert_identity) pass through unchanged.
+// reinsert_identity, forget_semantics) pass through unchanged.
 //
 // A log the service would refuse under export_required (FE-R-3: not one JSON object, a byte-order
 // mark, trailing data, a duplicate member name, a lone-surrogate escape, deeper than 64) is refused
@@ -361,6 +361,7 @@ func (m *masker) top(root *node) *node {
 			return m.any(v)
 		},
 		"reinsert_identity": func(v *node) *node { return m.str(v, "new_key") },
+		"forget_semantics":  func(v *node) *node { return m.str(v, "tombstone_only") },
 		"principals":        func(v *node) *node { return m.array(v, principal) },
 		"events":            func(v *node) *node { return m.array(v, event) },
 		"snapshot": func(v *node) *node {
