@@ -213,6 +213,11 @@ func startServer(t *testing.T, w *world) {
 		"SCOPE_HYGIENE_PUBLIC_BASE_URL=http://"+addr,
 		// Third parties are told apart by X-Forwarded-For (each its own address budget).
 		"SCOPE_HYGIENE_TRUST_PROXY=true",
+		// Every client run first reads the 402 unpaid, and refused payments (wrong amount, mint,
+		// payTo) spend the unpaid budget too: the cases' few hundred calls from 127.0.0.1 a
+		// minute stay within it (the budget itself: TestDummyHeadersSpendTheUnpaidBudget).
+		"SCOPE_HYGIENE_UNPAID_AUDITS_PER_MINUTE=1200",
+		"SCOPE_HYGIENE_UNPAID_AUDIT_BURST=600",
 		"SCOPE_HYGIENE_STORE=sqlite:"+w.dbPath,
 		"SCOPE_HYGIENE_KEY_FILE="+filepath.Join(w.dir, "sign.pem"),
 		"SCOPE_HYGIENE_X402_NETWORK=devnet",
