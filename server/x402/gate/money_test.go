@@ -412,6 +412,11 @@ func (ledgerDown) AppendLedger(context.Context, store.LedgerEntry) (int64, error
 	return 0, errors.New("disk full")
 }
 
+// AppendLedgerOnce fails too: the server writes a keyed store's rows through it.
+func (ledgerDown) AppendLedgerOnce(context.Context, store.LedgerEntry, store.WriteKey, time.Time) (int64, bool, error) {
+	return 0, false, errors.New("disk full")
+}
+
 // TestLedgerFailureAfterSettlementNamesTheTransaction: the payment settled and its ledger row
 // cannot be written: the store's 503 carries PAYMENT-RESPONSE with the settled transaction (no
 // bare 503), and the settlement stays owed, so the payer can resume.
