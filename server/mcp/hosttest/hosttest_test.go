@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -129,8 +130,16 @@ func start(t *testing.T) *stack {
 	feeFile, rates := filepath.Join(s.dir, "fee.json"), filepath.Join(s.dir, "rates.csv")
 	os.WriteFile(feeFile, []byte(secretJSON(feePayer)), 0o600)
 	os.WriteFile(rates, []byte("date,rate\n"+store.Day(time.Now())+",1.3990\n"), 0o600)
+	// Sign-in-with-x proofs are bound to the public base URL, so the server listens on a port
+	// chosen here and is told its own origin.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
 	srv := exec.Command(s.bin, "serve")
-	srv.Env = append(os.Environ(), "SCOPE_HYGIENE_ADDR=127.0.0.1:0", "SCOPE_HYGIENE_STORE=sqlite:"+filepath.Join(s.dir, "db.sqlite"),
+	srv.Env = append(os.Environ(), "SCOPE_HYGIENE_ADDR="+addr, "SCOPE_HYGIENE_PUBLIC_BASE_URL=http://"+addr, "SCOPE_HYGIENE_STORE=sqlite:"+filepath.Join(s.dir, "db.sqlite"),
 		"SCOPE_HYGIENE_KEY_FILE="+filepath.Join(s.dir, "sign.pem"), "SCOPE_HYGIENE_X402_NETWORK=devnet",
 		"SCOPE_HYGIENE_X402_RPC_URL="+s.serverRPC, "SCOPE_HYGIENE_X402_FEE_PAYER_FILE="+feeFile,
 		"SCOPE_HYGIENE_X402_PAY_TO="+payTo.String(), "SCOPE_HYGIENE_X402_CHALLENGE_KEY="+hex.EncodeToString(bytes.Repeat([]byte{7}, 32)),
