@@ -143,7 +143,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, h.envelope+1))
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, staticError(http.StatusBadRequest))
+		// The body budget or the body timeout cut the envelope short: the service's own answer.
+		if !api.AnswerBodyLimit(w, r, err) {
+			writeJSON(w, http.StatusBadRequest, staticError(http.StatusBadRequest))
+		}
 		return
 	}
 	if int64(len(body)) > h.envelope {
