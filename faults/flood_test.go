@@ -299,9 +299,17 @@ func TestReconnectingIdleFlood(t *testing.T) {
 		floodChild(addr, n, time.Unix(0, end), net3)
 		return
 	}
+	// Each flood connection the server closes dials again at once, so about 10,000 connections
+	// are always arriving. The listener defers silent ones (TCP_DEFER_ACCEPT) among the
+	// half-open connections, which the backlog bounds; past it a SYN is dropped, and a dropped
+	// SYN costs its client a 1 s retransmit. So the suite raises the kernel's queues as an
+	// operator would (docs/api.md, Limits) before the binary starts (Go reads
+	// net.core.somaxconn at its first listen).
+	sysctls, how := raiseListenQueues(t, 65535)
 	metricsAddr := freeAddr(t)
 	s := start(t, opts{store: backends[0].spec(t), nofile: 20000, args: []string{"-metrics-addr", metricsAddr}})
 	addr := strings.TrimPrefix(s.base, "http://")
+	queue, overflows := acceptQueue(addr), listenOverflows()
 	murl := "http://" + metricsAddr + "/metrics"
 	baseHeap, baseRSS := metric(t, murl, "go_memstats_heap_inuse_bytes"), metric(t, murl, "process_resident_memory_bytes")
 	const flood, run = 30000, 12 * time.Second
@@ -386,6 +394,7 @@ func TestReconnectingIdleFlood(t *testing.T) {
 		fmt.Sscanf(c.done, "done %d %d", &d, &f)
 		dials, failedDials = dials+d, failedDials+f
 	}
+	overflows = listenOverflows() - overflows
 	p50, p99 := percentile(lat, 0.5), percentile(lat, 0.99)
 	var over int
 	for _, d := range lat {
@@ -393,9 +402,10 @@ func TestReconnectingIdleFlood(t *testing.T) {
 			over++
 		}
 	}
-	fmt.Printf("reconnecting idle flood: %d connections from %d processes against a cap of 19936 for %s (%d dials, %d failed): %d new-connection requests (%d took 1s or more), %d failed, p50 %s, p99 %s; heap in use %.0f MB (+%.0f), RSS %.0f MB (+%.0f)\n",
+	fmt.Printf("reconnecting idle flood: %d connections from %d processes against a cap of 19936 for %s (%d dials, %d failed): %d new-connection requests (%d took 1s or more), %d failed, p50 %s, p99 %s; heap in use %.0f MB (+%.0f), RSS %.0f MB (+%.0f); net.core.somaxconn %d and net.ipv4.tcp_max_syn_backlog %d (%s), accept queue %d, %d listen overflows (TcpExt ListenOverflows, whole network namespace)\n",
 		flood, len(children), run, dials, failedDials, len(lat), over, failed, p50.Round(time.Millisecond), p99.Round(time.Millisecond),
-		peakHeap/1e6, (peakHeap-baseHeap)/1e6, peakRSS/1e6, (peakRSS-baseRSS)/1e6)
+		peakHeap/1e6, (peakHeap-baseHeap)/1e6, peakRSS/1e6, (peakRSS-baseRSS)/1e6,
+		sysctls["net.core.somaxconn"], sysctls["net.ipv4.tcp_max_syn_backlog"], how, queue, overflows)
 	if dials <= flood {
 		t.Errorf("%d dials: the flood never reconnected (was the cap reached?)", dials)
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -250,4 +251,100 @@ func allLedger(t *testing.T, st store.Store) []store.LedgerEntry {
 		out = append(out, rows...)
 		after = rows[len(rows)-1].ID
 	}
+}
+
+// listenQueueSysctls bound a listener's queues: net.core.somaxconn its accept queue (Go's
+// net.Listen asks for exactly that), net.ipv4.tcp_max_syn_backlog its half-open connections
+// (docs/api.md, Limits).
+var listenQueueSysctls = []string{"net.core.somaxconn", "net.ipv4.tcp_max_syn_backlog"}
+
+func sysctlPath(name string) string {
+	return "/proc/sys/" + strings.ReplaceAll(name, ".", "/")
+}
+
+func readSysctl(name string) (int, error) {
+	b, err := os.ReadFile(sysctlPath(name))
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(b)))
+}
+
+// raiseListenQueues raises each of listenQueueSysctls to at least want for the test, as an
+// operator would before starting the service, when it can (root, a writable /proc/sys; the
+// network namespace's values, so other listeners on the machine see them too), and restores the
+// values it found when the test ends. It returns the values in force and how they got there.
+func raiseListenQueues(t *testing.T, want int) (inForce map[string]int, how string) {
+	t.Helper()
+	inForce = map[string]int{}
+	how = "as found"
+	for _, name := range listenQueueSysctls {
+		old, err := readSysctl(name)
+		if err != nil {
+			inForce[name] = -1
+			continue
+		}
+		inForce[name] = old
+		if old >= want {
+			continue
+		}
+		if err := os.WriteFile(sysctlPath(name), []byte(strconv.Itoa(want)), 0o644); err != nil {
+			how = "as found (not raised: " + strings.TrimPrefix(err.Error(), "open ") + ")"
+			continue
+		}
+		t.Cleanup(func() {
+			if err := os.WriteFile(sysctlPath(name), []byte(strconv.Itoa(old)), 0o644); err != nil {
+				t.Errorf("restore %s to %d: %v", name, old, err)
+			}
+		})
+		if v, err := readSysctl(name); err == nil {
+			inForce[name] = v
+		}
+		how = "raised by the suite"
+	}
+	return inForce, how
+}
+
+// listenOverflows is the network namespace's count of connections dropped because a listener's
+// accept queue was full (TcpExt ListenOverflows in /proc/net/netstat), or -1.
+func listenOverflows() int64 {
+	b, err := os.ReadFile("/proc/net/netstat")
+	if err != nil {
+		return -1
+	}
+	lines := strings.Split(string(b), "\n")
+	for i := 0; i+1 < len(lines); i++ {
+		names, values := strings.Fields(lines[i]), strings.Fields(lines[i+1])
+		if len(names) == 0 || names[0] != "TcpExt:" || len(values) != len(names) || values[0] != "TcpExt:" {
+			continue
+		}
+		for j, n := range names {
+			if n == "ListenOverflows" {
+				v, err := strconv.ParseInt(values[j], 10, 64)
+				if err != nil {
+					return -1
+				}
+				return v
+			}
+		}
+	}
+	return -1
+}
+
+// acceptQueue is the accept queue the kernel gave the listener on addr (ss's Send-Q of a
+// listening socket), or -1 where ss is missing.
+func acceptQueue(addr string) int {
+	out, err := exec.Command("ss", "-Hltn", "sport = :"+addr[strings.LastIndexByte(addr, ':')+1:]).Output()
+	if err != nil {
+		return -1
+	}
+	f := strings.Fields(string(out))
+	if len(f) < 3 {
+		return -1
+	}
+	n, err := strconv.Atoi(f[2])
+	if err != nil {
+		return -1
+	}
+	return n
 }

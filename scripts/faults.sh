@@ -4,7 +4,9 @@
 # away and given back, and started against a PostgreSQL that accepts and never answers; on
 # SQLite and PostgreSQL where the store matters; outsiders flooding it (slow uploads, a storm of
 # maximum-size pre-checks, a 30,000-connection reconnecting idle flood, CL+TE smuggling:
-# faults/flood_test.go, about 40 s). Loopback only, bounded, well under 5 minutes.
+# faults/flood_test.go, about 40 s; as root it raises net.core.somaxconn and
+# net.ipv4.tcp_max_syn_backlog for the idle flood, as an operator would, and restores them).
+# Loopback only, bounded, well under 5 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -296,7 +296,7 @@ func New(cfg Config) (*Server, error) {
 	e.POST("/precheck", s.precheck, s.shedPrecheck)
 	e.POST("/audit", s.audit, s.shedAudit)
 	if cfg.MCP != nil {
-		e.POST("/mcp", echo.WrapHandler(cfg.MCP(e, MCPOptions{BodyCap: cfg.Criteria.BodyCap(),
+		e.POST("/mcp", mounted(cfg.MCP(e, MCPOptions{BodyCap: cfg.Criteria.BodyCap(),
 			BehindProxy: cfg.TrustProxy || cfg.PublicBaseURL != "", Mounts: mcpMounts(cfg.Mounts)})))
 	}
 	if cfg.Page != nil {

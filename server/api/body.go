@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -151,18 +152,65 @@ func (g *guardedBody) release() {
 // shedBody answers a body refused by the budget: 503 overloaded with Retry-After. The rest of the
 // body is discarded by net/http before the answer (up to 256 KiB, within the body timeout), so
 // the client reads the answer rather than a reset.
-func (s *Server) shedBody(c echo.Context) error {
-	c.Set(keyRule, "body_budget")
-	c.Response().Header().Set("Retry-After", "1")
-	return c.JSON(http.StatusServiceUnavailable, limitError(errOverloaded))
-}
+func (s *Server) shedBody(c echo.Context) error { return answerBodyLimit(c, errBodyBudget) }
 
 // slowBody answers a body that did not arrive within the body timeout: a static 408, and the
 // connection closes.
-func (s *Server) slowBody(c echo.Context) error {
-	c.Set(keyRule, "body_timeout")
-	c.Response().Header().Set("Connection", "close")
-	return c.JSON(http.StatusRequestTimeout, limitError(errBodySlowMsg))
+func (s *Server) slowBody(c echo.Context) error { return answerBodyLimit(c, errBodySlow) }
+
+// bodyLimit sets the headers of the static answer to a body read that a service limit cut short
+// (errBodyBudget or errBodySlow) and returns the rule it logs, its status and its body; ok is
+// false for any other error.
+func bodyLimit(h http.Header, err error) (rule string, status int, body map[string]string, ok bool) {
+	switch {
+	case errors.Is(err, errBodyBudget):
+		h.Set("Retry-After", "1")
+		return "body_budget", http.StatusServiceUnavailable, limitError(errOverloaded), true
+	case errors.Is(err, errBodySlow):
+		h.Set("Connection", "close")
+		return "body_timeout", http.StatusRequestTimeout, limitError(errBodySlowMsg), true
+	}
+	return "", 0, nil, false
+}
+
+func answerBodyLimit(c echo.Context, err error) error {
+	rule, status, body, _ := bodyLimit(c.Response().Header(), err)
+	c.Set(keyRule, rule)
+	return c.JSON(status, body)
+}
+
+type ruleSinkKey struct{}
+
+// AnswerBodyLimit answers a request body whose read a service limit cut short as every POST
+// route does (the body budget: 503 overloaded with Retry-After; the body timeout: 408 request
+// body too slow, and the connection closes) and reports whether err was one; for any other error
+// it writes nothing. It is for a handler the server mounts that reads its own body (POST /mcp).
+func AnswerBodyLimit(w http.ResponseWriter, r *http.Request, err error) bool {
+	rule, status, body, ok := bodyLimit(w.Header(), err)
+	if !ok {
+		return false
+	}
+	if sink, ok := r.Context().Value(ruleSinkKey{}).(*string); ok {
+		*sink = rule
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body)
+	return true
+}
+
+// mounted serves a handler the server mounts (POST /mcp) as a route: a rule it answers by
+// (AnswerBodyLimit) is logged as a route's would be.
+func mounted(h http.Handler) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var rule string
+		r := c.Request()
+		h.ServeHTTP(c.Response(), r.WithContext(context.WithValue(r.Context(), ruleSinkKey{}, &rule)))
+		if rule != "" {
+			c.Set(keyRule, rule)
+		}
+		return nil
+	}
 }
 
 // Shedding reports whether the server is refusing request bodies for memory now or did within

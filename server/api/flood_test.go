@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -325,4 +327,66 @@ func TestEvery429CarriesRetryAfter(t *testing.T) {
 		h.clock.Advance(time.Minute)
 	}
 	t.Fatal("the daily allowance was never spent")
+}
+
+// holdEngine is a mount's engine whose pre-checks wait at gate while hold is set (each one
+// holds its evaluation slot meanwhile).
+type holdEngine struct {
+	api.Engine
+	hold    *atomic.Bool
+	entered chan struct{}
+	gate    chan struct{}
+}
+
+func (e holdEngine) Precheck(body []byte, now time.Time) (any, *api.Refusal, error) {
+	if e.hold.Load() {
+		e.entered <- struct{}{}
+		<-e.gate
+	}
+	return e.Engine.Precheck(body, now)
+}
+
+// TestFreeAuditTakesAnEvaluationSlot: the free audit of an unpriced criteria evaluates in an
+// evaluation slot like every evaluating route: with every slot held it is shed after the slot
+// wait with 503 overloaded and Retry-After, and served once a slot is free.
+func TestFreeAuditTakesAnEvaluationSlot(t *testing.T) {
+	hold := &atomic.Bool{}
+	eng := holdEngine{hold: hold, entered: make(chan struct{}, 64), gate: make(chan struct{})}
+	h := newHarness(t, sqliteStore(t), withForgetEnvelope(t), func(c *api.Config) {
+		eng.Engine = c.Mounts[0].Engine
+		c.Mounts[0].Engine = eng
+	})
+	hold.Store(true)
+	slots := runtime.GOMAXPROCS(0)
+	held := make([]chan int, slots)
+	for i := range held {
+		held[i] = serveAsync(h, httptest.NewRequest("POST", "/v1/forget-envelope/precheck", bytes.NewReader(feExport(false))))
+		select {
+		case <-eng.entered:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("pre-check %d never reached the engine", i+1)
+		}
+	}
+	hold.Store(false)
+	rec := httptest.NewRecorder()
+	start := time.Now()
+	h.srv.Handler().ServeHTTP(rec, httptest.NewRequest("POST", "/v1/forget-envelope/audit", bytes.NewReader(feExport(false))))
+	took := time.Since(start)
+	if rec.Code != 503 || rec.Header().Get("Retry-After") == "" || !strings.Contains(rec.Body.String(), `"overloaded"`) {
+		t.Fatalf("a free audit with every evaluation slot held: %d Retry-After %q after %s: %.200s", rec.Code, rec.Header().Get("Retry-After"), took, rec.Body)
+	}
+	validate(t, "service-limit", rec.Body.Bytes())
+	if took > 5*time.Second {
+		t.Fatalf("shed after %s, want within the slot wait", took)
+	}
+	close(eng.gate)
+	for i, ch := range held {
+		if code := <-ch; code != 200 && code != 429 {
+			t.Fatalf("held pre-check %d: %d", i+1, code)
+		}
+	}
+	h.clock.Advance(time.Minute)
+	if r := h.do("POST", "/v1/forget-envelope/audit", feExport(false), nil); r.Status != 200 {
+		t.Fatalf("a free audit with slots free: %d %s", r.Status, r.Body)
+	}
 }

@@ -112,6 +112,9 @@ func (s *Server) countResult(op, payer string) {
 // freeAudit is /audit of an unpriced criteria: the published refusals, then the caller's proof
 // when a wallet is named, then the free allowance (shared with this criteria's /precheck), then the
 // signed report. No payment is asked and no ledger row is written: the ledger records payments.
+// The evaluations hold an evaluation slot, as every evaluating route's do (past the slot wait the
+// answer is 503 overloaded before anything is evaluated); the proof and the allowance are store
+// work and hold none.
 func (s *Server) freeAudit(c echo.Context) error {
 	if !s.unpaidBudget(c) {
 		return nil
@@ -120,15 +123,25 @@ func (s *Server) freeAudit(c echo.Context) error {
 	if err != nil {
 		return done(err)
 	}
+	sl, err := s.evalSlot(c)
+	if err != nil {
+		return done(err)
+	}
+	defer func() { sl.release() }()
 	if _, ref, err := s.cfg.Engine.Precheck(body, s.cfg.Now()); err != nil {
 		return s.internal(c, "rule failed at run time")
 	} else if ref != nil {
 		return done(s.refuse(c, ref))
 	}
 	caller, err := freetier.CallerFromBody(body)
+	sl.release()
 	if ok, err := s.admitFree(c, caller, err); !ok {
 		return err
 	}
+	// The allowance is spent: the audit runs whatever happens to the request meanwhile, so it
+	// waits for a slot without a limit, as a paid audit does after its payment.
+	s.evalSlots <- struct{}{}
+	sl = &slot{s: s}
 	res, ref, err := s.cfg.Engine.Audit(body, s.cfg.Now)
 	if err != nil || ref != nil || res == nil {
 		if ref != nil {

@@ -39,6 +39,10 @@ const (
 	// Retry-After, on every tool error.
 	MetaHTTPStatus = "scope-hygiene/http-status"
 	MetaRetryAfter = "scope-hygiene/retry-after"
+	// MetaIdempotencyKey hands back the key of a consuming write whose outcome is unknown (the
+	// route's Idempotency-Key answer header): the caller's own, or one the service minted. The
+	// MCP HTTP request's Idempotency-Key header is the key of the write a tool call makes.
+	MetaIdempotencyKey = "scope-hygiene/idempotency-key"
 )
 
 // EnvelopeOverhead is what the JSON-RPC envelope may add to an export at the body cap.
@@ -139,7 +143,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, h.envelope+1))
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, staticError(http.StatusBadRequest))
+		// The body budget or the body timeout cut the envelope short: the service's own answer.
+		if !api.AnswerBodyLimit(w, r, err) {
+			writeJSON(w, http.StatusBadRequest, staticError(http.StatusBadRequest))
+		}
 		return
 	}
 	if int64(len(body)) > h.envelope {
@@ -152,7 +159,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	o := outer{host: r.Host, remoteAddr: r.RemoteAddr, header: http.Header{}}
-	for _, k := range []string{"Authorization", "X-Forwarded-For", "X-Real-Ip"} {
+	for _, k := range []string{"Authorization", "X-Forwarded-For", "X-Real-Ip", api.HeaderIdempotencyKey} {
 		if v := r.Header.Values(k); len(v) > 0 {
 			o.header[k] = v
 		}
@@ -299,6 +306,9 @@ func translate(rec *recorder) *sdk.CallToolResult {
 	res.Meta[MetaHTTPStatus] = rec.status
 	if ra, err := strconv.Atoi(rec.header.Get("Retry-After")); err == nil {
 		res.Meta[MetaRetryAfter] = ra
+	}
+	if k := rec.header.Get(api.HeaderIdempotencyKey); k != "" {
+		res.Meta[MetaIdempotencyKey] = k
 	}
 	if required := decodeHeader(rec.header.Get("PAYMENT-REQUIRED")); rec.status == http.StatusPaymentRequired && required != nil {
 		// x402 MCP transport: structuredContent is the PaymentRequired, content[0] its x402/error

@@ -60,6 +60,7 @@ type rig struct {
 	t    *testing.T
 	url  string
 	srv  *api.Server
+	st   *sqlite.Store
 	logs *syncBuffer
 	ps   *rules.ProgramSet
 	// seen collects every HTTP answer of the service (to look for canaries).
@@ -82,7 +83,7 @@ func newRig(t *testing.T, edit ...func(*api.Config)) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{t: t, logs: &syncBuffer{}, seen: &syncBuffer{}, ps: psVal}
+	r := &rig{t: t, st: st, logs: &syncBuffer{}, seen: &syncBuffer{}, ps: psVal}
 	cfg := api.Config{Criteria: psVal, Document: doc, Engine: engine.Engine{PS: psVal}, Store: st,
 		Signer: sign.NewSigner(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, 32))), PriceStatus: psVal.Criteria().Price.Status,
 		HouseToken: houseToken, Logger: slog.New(slog.NewJSONHandler(r.logs, nil)), Metrics: metrics.New(),

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -99,6 +100,15 @@ func TestEndToEnd(t *testing.T) {
 	}
 	exp := `{"family":"mem0","form":"full_text","records":[{"id":"r1","content_text":"prefers tea","user_id":"alice"},{"id":"r2","content_text":"prefers tea","user_id":"bob"}]}`
 
+	// The accept queue the kernel gave the listener (ss's Send-Q of a listening socket), to be
+	// matched against the "limits" log line once the process has stopped.
+	queue := -1
+	if out, err := exec.Command("ss", "-Hltn", "sport = :"+addr[strings.LastIndexByte(addr, ':')+1:]).Output(); err == nil {
+		if f := strings.Fields(string(out)); len(f) >= 3 {
+			queue, _ = strconv.Atoi(f[2])
+		}
+	}
+
 	st, crit := do("GET", "/criteria", "", nil)
 	if st != 200 {
 		t.Fatalf("criteria: %d", st)
@@ -166,6 +176,21 @@ func TestEndToEnd(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `"msg":"corpus re-passed","criteria_id":"memory-forget-envelope/v1"`) {
 		t.Fatalf("no corpus gate logged for memory-forget-envelope/v1:\n%s", logs.String())
+	}
+	var limits struct {
+		Msg     string `json:"msg"`
+		Backlog *int   `json:"listen_backlog"`
+	}
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(l, `"msg":"limits"`) {
+			json.Unmarshal([]byte(l), &limits)
+		}
+	}
+	if limits.Backlog == nil {
+		t.Fatalf("the limits log line names no listen_backlog:\n%s", logs.String())
+	}
+	if queue >= 0 && *limits.Backlog != queue {
+		t.Errorf("the limits log line says listen_backlog %d; the kernel holds the listener's queue at %d", *limits.Backlog, queue)
 	}
 	code, out := runCmd("ledger")
 	if code != 0 {

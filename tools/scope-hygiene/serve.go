@@ -172,7 +172,7 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", c.Addr)
+	ln, err := listen(ctx, c.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
@@ -204,7 +204,11 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 		go func() { errc <- ms.Serve(mln) }()
 		defer ms.Close()
 	}
-	logger.Info("limits", "max_conns", maxConns, "max_inflight_audits", c.MaxInflightAudits, "max_inflight_prechecks", c.MaxInflightPrechecks,
+	backlog, ok := listenBacklog()
+	if !ok {
+		backlog = -1 // unknown: not Linux, or /proc not mounted
+	}
+	logger.Info("limits", "max_conns", maxConns, "listen_backlog", backlog, "defer_accept", deferAcceptSecs, "max_inflight_audits", c.MaxInflightAudits, "max_inflight_prechecks", c.MaxInflightPrechecks,
 		"body_budget_mb", c.BodyBudgetMB, "body_timeout", c.BodyTimeout.String(), "memory_limit_mb", c.MemoryLimitMB,
 		"unpaid_audits_per_minute", c.UnpaidAuditsPerMinute, "unpaid_audit_burst", c.UnpaidAuditBurst)
 	if ready != nil {
