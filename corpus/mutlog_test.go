@@ -1,7 +1,10 @@
 package corpus_test
 
 import (
+	"bytes"
+	"errors"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -74,5 +77,81 @@ func TestForgetEnvelopeGate(t *testing.T) {
 		if _, err := corpus.GateMutLog(m, fsys, nil); err == nil {
 			t.Errorf("%s: a criteria copy that changes a decision passed the corpus", name)
 		}
+	}
+}
+
+// TestForgetEnvelopeDeclarationsAreData: the member and the exact value that declare a log fact
+// (FE-R-34 reinsert_identity "new_key", FE-R-38 forget_semantics "tombstone_only") are the
+// criteria's data, not the engine's. A copy of the criteria with a declared word renamed compiles
+// and fails the corpus; the same copy run on the corpus's logs with the word renamed the same way
+// gives every case the outcome the published criteria give the logs as submitted.
+func TestForgetEnvelopeDeclarationsAreData(t *testing.T) {
+	ms := loadForgetEnvelope(t)
+	fsys := os.DirFS("forget-envelope")
+	c, err := corpus.Load(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile("../criteria/forget-envelope.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		decl     [2]string // the declaration as published, as renamed
+		inLog    [2]string // the declaring member or value in a log, as renamed
+		declares int       // at least this many cases make the declaration
+	}{
+		{"FE-R-38/value-renamed", [2]string{"    value: tombstone_only\n", "    value: logical_only\n"}, [2]string{`"tombstone_only"`, `"logical_only"`}, 2},
+		{"FE-R-38/member-renamed", [2]string{"    member: forget_semantics\n", "    member: delete_semantics\n"}, [2]string{`"forget_semantics"`, `"delete_semantics"`}, 2},
+		{"FE-R-34/value-renamed", [2]string{"    value: new_key\n", "    value: fresh_key\n"}, [2]string{`"new_key"`, `"fresh_key"`}, 2},
+		{"FE-R-34/member-renamed", [2]string{"    member: reinsert_identity\n", "    member: readd_identity\n"}, [2]string{`"reinsert_identity"`, `"readd_identity"`}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mut := strings.Replace(string(src), tc.decl[0], tc.decl[1], 1)
+			if mut == string(src) {
+				t.Fatalf("the criteria no longer contain %q", tc.decl[0])
+			}
+			m, err := rules.LoadMutationLog("renamed.yaml", []byte(mut))
+			if err != nil {
+				t.Fatalf("the renamed copy must still compile: %v", err)
+			}
+			s, err := corpus.GateMutLog(m, fsys, nil)
+			if !errors.Is(err, corpus.ErrNotServable) || s.Failed == 0 {
+				t.Fatalf("GateMutLog() = %v with %d failed; want the renamed copy refused for failing cases", err, s.Failed)
+			}
+			declares := 0
+			for _, cs := range c.Cases {
+				body, err := cs.RequestBody()
+				if err != nil {
+					t.Fatal(err)
+				}
+				renamed := bytes.ReplaceAll(body, []byte(tc.inLog[0]), []byte(tc.inLog[1]))
+				if !bytes.Equal(renamed, body) {
+					declares++
+				}
+				want, err := corpus.OutcomeMutLog(ms, body, nil)
+				if err != nil {
+					t.Fatalf("%s: %v", cs.Name, err)
+				}
+				got, err := corpus.OutcomeMutLog(m, renamed, nil)
+				if err != nil {
+					t.Fatalf("%s: %v", cs.Name, err)
+				}
+				for _, o := range []map[string]any{want, got} {
+					for _, part := range []string{"precheck", "audit"} {
+						if p, ok := o[part].(map[string]any); ok {
+							delete(p, "criteria_digest") // the copy's bytes differ
+						}
+					}
+				}
+				if !reflect.DeepEqual(want, got) {
+					t.Errorf("%s: the renamed log under the renamed criteria is judged differently", cs.Name)
+				}
+			}
+			if declares < tc.declares {
+				t.Fatalf("%d cases carry %s, want at least %d", declares, tc.inLog[0], tc.declares)
+			}
+		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/ext"
 	"cel.dev/cel-go/interpreter"
@@ -65,6 +66,10 @@ type MutLogCriteria struct {
 	Canonicalization []string          `yaml:"canonicalization" json:"canonicalization"`
 	Replay           ReplaySpec        `yaml:"replay" json:"replay"`
 	Decisions        MutLogDecisions   `yaml:"decisions" json:"-"`
+	// Declarations are the log facts an export sets with a top-level member, keyed by the fact
+	// (FE-R-34, FE-R-38): the member names and the values that declare them are published words,
+	// so they are data here and the mechanics only know the facts' names (MutLogDeclaredFacts).
+	Declarations map[string]Declaration `yaml:"declarations" json:"declarations,omitempty"`
 	// DoesNotApply are the gates of the stores the rules do not apply to (FE-R-38), tried before
 	// every factor's gates.
 	DoesNotApply []Gate            `yaml:"does_not_apply" json:"does_not_apply,omitempty"`
@@ -118,6 +123,14 @@ type ReplaySpec struct {
 	Live         string                                  `yaml:"live" json:"live"`
 	ReinsertFrom []string                                `yaml:"reinsert_from" json:"reinsert_from"`
 	Modes        map[string]map[string]map[string]string `yaml:"modes" json:"modes"`
+}
+
+// Declaration says how an export declares a log fact: the fact holds when the export's top-level
+// member Member is exactly the JSON string Value. Any other value, or none, declares nothing and is
+// never refused.
+type Declaration struct {
+	Member string `yaml:"member" json:"member"`
+	Value  string `yaml:"value" json:"value"`
 }
 
 // MutLogDecisions are the per-event predicates, by subject, in order.
@@ -200,10 +213,55 @@ type LogFacts struct {
 	Principals          int64  `cel:"principals"`
 	Reassigns           int64  `cel:"reassigns"`
 	Snapshot            bool   `cel:"snapshot"`
-	// NewKeys is true when the export declares reinsert_identity "new_key" (FE-R-34).
-	NewKeys bool `cel:"new_keys"`
-	// TombstoneOnly is true when the export declares forget_semantics "tombstone_only" (FE-R-38).
-	TombstoneOnly bool `cel:"tombstone_only"`
+	// NewKeys holds when the export declares that its store gives a re-added record a new key
+	// (FE-R-34). The member and the value that declare it are the criteria's declarations.
+	NewKeys bool `cel:"new_keys" declared:"true"`
+	// TombstoneOnly holds when the export declares a store the rules do not apply to (FE-R-38),
+	// by the criteria's declarations.
+	TombstoneOnly bool `cel:"tombstone_only" declared:"true"`
+}
+
+// Named is every fact by the name the gates read it by.
+func (f *LogFacts) Named() map[string]any {
+	v := reflect.ValueOf(f).Elem()
+	out := make(map[string]any, v.NumField())
+	for i := 0; i < v.NumField(); i++ {
+		out[v.Type().Field(i).Tag.Get("cel")] = v.Field(i).Interface()
+	}
+	return out
+}
+
+// MutLogDeclaredFacts are the log facts a criteria file's declarations may set, in field order:
+// the boolean facts of LogFacts tagged declared.
+var MutLogDeclaredFacts = func() []string {
+	var out []string
+	ty := reflect.TypeOf(LogFacts{})
+	for i := 0; i < ty.NumField(); i++ {
+		if ty.Field(i).Tag.Get("declared") == "true" && ty.Field(i).Type.Kind() == reflect.Bool {
+			out = append(out, ty.Field(i).Tag.Get("cel"))
+		}
+	}
+	return out
+}()
+
+// DeclaredFact is a compiled declaration: the log fact Fact holds when the export's top-level
+// member Member is exactly the string Value.
+type DeclaredFact struct {
+	Fact, Member, Value string
+	field               int // index of the fact in LogFacts
+}
+
+// Set makes the fact hold in f.
+func (d DeclaredFact) Set(f *LogFacts) { reflect.ValueOf(f).Elem().Field(d.field).SetBool(true) }
+
+func declaredFact(fact string, d Declaration) DeclaredFact {
+	ty := reflect.TypeOf(LogFacts{})
+	for i := 0; i < ty.NumField(); i++ {
+		if ty.Field(i).Tag.Get("cel") == fact {
+			return DeclaredFact{Fact: fact, Member: d.Member, Value: d.Value, field: i}
+		}
+	}
+	panic("rules: declared fact " + fact + " is not a field of LogFacts")
 }
 
 // LogCounts are a factor's counts after replay, read by the fact gates (FE-R-35, FE-R-37).
@@ -245,6 +303,7 @@ type MutLogSet struct {
 	gates     map[string][]GateProgram
 	dna       []GateProgram
 	facts     map[string][]GateProgram
+	declared  []DeclaredFact
 }
 
 // Served is what every compiled criteria revision answers, whatever its kind.
@@ -418,6 +477,15 @@ func (c *compiler) validateMutLog(crit *MutLogCriteria) {
 			}
 		}
 	}
+	for _, f := range sortedKeys(crit.Declarations) {
+		d := crit.Declarations[f]
+		if !contains(MutLogDeclaredFacts, f) {
+			bad("declarations."+f, "unknown fact %q (a declaration can set: %s)", f, strings.Join(MutLogDeclaredFacts, ", "))
+		}
+		if d.Member == "" || d.Value == "" {
+			bad("declarations."+f, "a declaration needs its member and its value")
+		}
+	}
 	for i, g := range crit.DoesNotApply {
 		if g.KeepCounts {
 			bad(fmt.Sprintf("does_not_apply[%d].keep_counts", i), "a NOT ASSESSABLE factor of this kind carries no number")
@@ -488,6 +556,9 @@ func (c *compiler) compileMutLog(ms *MutLogSet) {
 			}
 		}
 	}
+	for _, f := range sortedKeys(crit.Declarations) {
+		ms.declared = append(ms.declared, declaredFact(f, crit.Declarations[f]))
+	}
 	gEnv, _ := base.Extend(cel.Variable("log", cel.ObjectType(logFactsType)))
 	for i, g := range crit.DoesNotApply {
 		g.When.Path = fmt.Sprintf("does_not_apply[%d].when", i)
@@ -504,6 +575,28 @@ func (c *compiler) compileMutLog(ms *MutLogSet) {
 		for i, g := range crit.Gates[f] {
 			g.When.Path = fmt.Sprintf("gates.%s[%d].when", f, i)
 			ms.gates[f] = append(ms.gates[f], GateProgram{Reason: g.Reason, When: pc.compile(gEnv, f+".gate", g.When)})
+		}
+	}
+	for _, p := range ms.Programs() {
+		c.undeclaredFacts(p, crit.Declarations)
+	}
+}
+
+// undeclaredFacts reports each declarable fact p reads from log that no declaration sets: such a
+// fact could never hold, and a gate on it would silently never close a factor.
+func (c *compiler) undeclaredFacts(p *Program, decl map[string]Declaration) {
+	if p.checked == nil {
+		return
+	}
+	for _, e := range ast.MatchDescendants(ast.NavigateAST(p.checked.NativeRep()), ast.KindMatcher(ast.SelectKind)) {
+		sel := e.AsSelect()
+		if sel.Operand().Kind() != ast.IdentKind || sel.Operand().AsIdent() != "log" {
+			continue
+		}
+		if f := sel.FieldName(); contains(MutLogDeclaredFacts, f) {
+			if _, ok := decl[f]; !ok {
+				c.probs.add(p.Expr.Line, p.Expr.Column, p.Expr.Path, "reads log.%s, which no declaration sets (declarations.%s)", f, f)
+			}
 		}
 	}
 }
@@ -573,6 +666,9 @@ func (ms *MutLogSet) Programs() []*Program {
 
 // FactGates are the gates of one gated fact (MutLogGatedFacts) in order.
 func (ms *MutLogSet) FactGates(fact string) []GateProgram { return ms.facts[fact] }
+
+// Declared are the compiled declarations, by fact name.
+func (ms *MutLogSet) Declared() []DeclaredFact { return ms.declared }
 
 // DoesNotApplyGates are the does_not_apply gates in order.
 func (ms *MutLogSet) DoesNotApplyGates() []GateProgram { return ms.dna }

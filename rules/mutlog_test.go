@@ -43,14 +43,18 @@ func TestLoadAnyDispatchesOnKind(t *testing.T) {
 func TestMutLogProblemsArePositioned(t *testing.T) {
 	src := string(forgetEnvelopeSource(t))
 	for name, e := range map[string][3]string{
-		"typo in a decision":  {"silent: outside && event.grants_cover", "silent: outside && event.grants_cvr", "undefined field 'grants_cvr'"},
-		"unknown refusal":     {"  - snapshot_count_cap\n", "  - snapshot_count_cap\n  - bogus_refusal\n", `unknown refusal "bogus_refusal"`},
-		"missing refusal":     {"  - envelope_invalid\n", "", `refusal "envelope_invalid" is missing`},
-		"unknown step":        {"canonicalization: [trim_ascii_space, ascii_lower]", "canonicalization: [trim_ascii_space, nfkc]", `unknown step "nfkc"`},
-		"non-bool gate":       {"    - when: \"!log.snapshot\"", "    - when: \"log.events\"", "expression must be bool"},
-		"unknown factor gate": {"  replay:\n    - when:", "  score:\n    - when: \"true\"\n      reason: x\n  replay:\n    - when:", `unknown factor "score"`},
-		"unknown yaml key":    {"format: mutation-log", "format: mutation-log\nformatt: x", "formatt"},
-		"verdict field":       {" · replay mismatches: {mismatches}", "", "{mismatches}"},
+		"typo in a decision":        {"silent: outside && event.grants_cover", "silent: outside && event.grants_cvr", "undefined field 'grants_cvr'"},
+		"unknown refusal":           {"  - snapshot_count_cap\n", "  - snapshot_count_cap\n  - bogus_refusal\n", `unknown refusal "bogus_refusal"`},
+		"missing refusal":           {"  - envelope_invalid\n", "", `refusal "envelope_invalid" is missing`},
+		"unknown step":              {"canonicalization: [trim_ascii_space, ascii_lower]", "canonicalization: [trim_ascii_space, nfkc]", `unknown step "nfkc"`},
+		"non-bool gate":             {"    - when: \"!log.snapshot\"", "    - when: \"log.events\"", "expression must be bool"},
+		"unknown factor gate":       {"  replay:\n    - when:", "  score:\n    - when: \"true\"\n      reason: x\n  replay:\n    - when:", `unknown factor "score"`},
+		"unknown yaml key":          {"format: mutation-log", "format: mutation-log\nformatt: x", "formatt"},
+		"verdict field":             {" · replay mismatches: {mismatches}", "", "{mismatches}"},
+		"unknown declared fact":     {"  new_keys:\n    member:", "  fresh_keys:\n    member:", `unknown fact "fresh_keys"`},
+		"declaration without value": {"    value: new_key\n", "", "a declaration needs its member and its value"},
+		"gate on an undeclared fact": {"  tombstone_only:\n    member: forget_semantics\n    value: tombstone_only\n", "",
+			"reads log.tombstone_only, which no declaration sets"},
 	} {
 		if !strings.Contains(src, e[0]) {
 			t.Fatalf("%s: the edit does not apply", name)
@@ -86,6 +90,55 @@ func TestMutLogSchemaMatchesLoader(t *testing.T) {
 	sort.Strings(tags)
 	if !reflect.DeepEqual(keys, tags) {
 		t.Fatalf("schema keys %v, loader keys %v", keys, tags)
+	}
+	var facts []string
+	for _, f := range raw["properties"].(map[string]any)["declarations"].(map[string]any)["propertyNames"].(map[string]any)["enum"].([]any) {
+		facts = append(facts, f.(string))
+	}
+	if !reflect.DeepEqual(facts, MutLogDeclaredFacts) {
+		t.Fatalf("schema declarable facts %v, loader %v", facts, MutLogDeclaredFacts)
+	}
+	var decl []string
+	ty = reflect.TypeOf(Declaration{})
+	for i := 0; i < ty.NumField(); i++ {
+		decl = append(decl, ty.Field(i).Tag.Get("yaml"))
+	}
+	var declSchema []string
+	for k := range raw["properties"].(map[string]any)["declarations"].(map[string]any)["additionalProperties"].(map[string]any)["properties"].(map[string]any) {
+		declSchema = append(declSchema, k)
+	}
+	sort.Strings(decl)
+	sort.Strings(declSchema)
+	if !reflect.DeepEqual(decl, declSchema) {
+		t.Fatalf("schema declaration keys %v, loader %v", declSchema, decl)
+	}
+}
+
+// TestDeclaredFactsSetTheirFields: each declarable fact names a boolean of LogFacts, and a
+// compiled declaration sets exactly that one.
+func TestDeclaredFactsSetTheirFields(t *testing.T) {
+	ms, err := LoadMutationLog("fe.yaml", forgetEnvelopeSource(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms.Declared()) != len(MutLogDeclaredFacts) {
+		t.Fatalf("the criteria declare %d facts, the mechanics know %d", len(ms.Declared()), len(MutLogDeclaredFacts))
+	}
+	for _, d := range ms.Declared() {
+		var f LogFacts
+		d.Set(&f)
+		n := 0
+		for name, v := range f.Named() {
+			if v == true {
+				n++
+				if name != d.Fact {
+					t.Errorf("declaration %s set %s", d.Fact, name)
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("declaration %s set %d facts", d.Fact, n)
+		}
 	}
 }
 

@@ -222,8 +222,10 @@ func prepare(ms *rules.MutLogSet, body []byte, opts Options) (*state, *Refusal, 
 	}
 	st := &state{ms: ms, opts: opts, l: l, gates: map[string]*rules.GateProgram{}, withEnvelope: make([]bool, len(l.events))}
 	f := &st.facts
-	f.ForgetMode, f.Events, f.Principals, f.Snapshot, f.NewKeys = st.l.mode, int64(len(st.l.events)), int64(st.l.principals), st.l.hasSnap, st.l.newKeys
-	f.TombstoneOnly = st.l.tombstoneOnly
+	f.ForgetMode, f.Events, f.Principals, f.Snapshot = st.l.mode, int64(len(st.l.events)), int64(st.l.principals), st.l.hasSnap
+	for _, d := range st.l.declared {
+		d.Set(f)
+	}
 	act := &rules.EventActivation{Obs: opts.Observer}
 	for i := range st.l.events {
 		ev := &st.l.events[i]

@@ -71,9 +71,7 @@ func (st *state) explainGates() error {
 	ex := st.opts.explain
 	sort.SliceStable(ex.Events, func(i, j int) bool { return ex.Events[i].Seq < ex.Events[j].Seq })
 	f := &st.facts
-	ex.Facts = map[string]any{"forget_mode": f.ForgetMode, "events": f.Events, "forgets": f.Forgets,
-		"forgets_with_envelope": f.ForgetsWithEnvelope, "principals": f.Principals, "reassigns": f.Reassigns,
-		"snapshot": f.Snapshot, "new_keys": f.NewKeys, "tombstone_only": f.TombstoneOnly}
+	ex.Facts = f.Named()
 	act := &rules.LogActivation{Log: f}
 	values := func(gates []rules.GateProgram) ([]RuleValue, error) {
 		out := []RuleValue{}

@@ -54,9 +54,8 @@ type log struct {
 	scopes   []dimVal
 	snapshot []snapEntry
 	hasSnap  bool
-	newKeys  bool // reinsert_identity "new_key" (FE-R-34)
-	// tombstoneOnly: forget_semantics "tombstone_only", a store the rules do not apply to (FE-R-38).
-	tombstoneOnly bool
+	// declared are the criteria's declarations the export makes (FE-R-34, FE-R-38).
+	declared []rules.DeclaredFact
 }
 
 // scope is slot n's canonical scope, one entry per dimension.
@@ -236,11 +235,10 @@ func readLog(ms *rules.MutLogSet, top *jsontree.Value) *log {
 	crit := ms.Criteria()
 	steps := crit.Canonicalization
 	l := &log{mode: top.Get("forget_mode").Str()}
-	if ri := top.Get("reinsert_identity"); ri.Kind() == jsontree.String && ri.Str() == "new_key" {
-		l.newKeys = true
-	}
-	if fs := top.Get("forget_semantics"); fs.Kind() == jsontree.String && fs.Str() == "tombstone_only" {
-		l.tombstoneOnly = true
+	for _, d := range ms.Declared() {
+		if v := top.Get(d.Member); v.Kind() == jsontree.String && v.Str() == d.Value {
+			l.declared = append(l.declared, d)
+		}
 	}
 	ds := top.Get("scope_dimensions").Arr()
 	l.dims = make([]string, 0, len(ds))

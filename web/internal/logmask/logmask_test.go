@@ -195,3 +195,34 @@ func FuzzMask(f *testing.F) {
 		}
 	})
 }
+
+// TestDeclarationsPassUnmasked: the masker keeps the criteria's declarations (FE-R-34, FE-R-38) as
+// the published words they are: the declaring member and its exact value pass through, any other
+// value is masked. The masker runs in the page's WebAssembly module without the criteria, so its
+// words are written in Go; this test holds them to the criteria's data.
+func TestDeclarationsPassUnmasked(t *testing.T) {
+	src, err := os.ReadFile("../../../criteria/forget-envelope.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := rules.LoadMutationLog("forget-envelope.yaml", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms.Declared()) == 0 {
+		t.Fatal("the criteria declare no facts")
+	}
+	for _, d := range ms.Declared() {
+		member, _ := json.Marshal(d.Member)
+		for _, v := range []string{d.Value, d.Value + "-not-the-word"} {
+			value, _ := json.Marshal(v)
+			body := `{"format":"mutation-log","forget_mode":"transitional","scope_dimensions":["t"],` + string(member) + `:` + string(value) +
+				`,"events":[{"seq":1,"op":"write","key":{"scope":{"t":"A"},"name":"n"},"version":1}]}`
+			out := mask(t, body)
+			kept := strings.Contains(out, string(member)+`:`+string(value))
+			if kept != (v == d.Value) {
+				t.Errorf("%s %s: kept %v in %s", d.Member, v, kept, out)
+			}
+		}
+	}
+}
