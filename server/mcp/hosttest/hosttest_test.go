@@ -28,6 +28,7 @@ import (
 
 	"github.com/scopehygiene/scope-hygiene/server/store"
 	"github.com/scopehygiene/scope-hygiene/server/x402"
+	"github.com/scopehygiene/scope-hygiene/server/x402/x402test/facade"
 )
 
 const exportBody = `{"family":"mem0","form":"full_text","records":[` +
@@ -43,7 +44,6 @@ const mutationLog = `{"format":"mutation-log","forget_mode":"transitional","scop
 
 // stack is the facade, the binary serving with payments on it, and a funded client wallet.
 type stack struct {
-	t                    *testing.T
 	dir, bin, server     string
 	clientRPC, serverRPC string
 	client               solana.PrivateKey
@@ -58,68 +58,18 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-func secretJSON(k solana.PrivateKey) string {
-	ints := make([]int, len(k))
-	for i, b := range k {
-		ints[i] = int(b)
-	}
-	b, _ := json.Marshal(ints)
-	return string(b)
-}
-
-func ata(owner, mint solana.PublicKey) string {
-	a, _, err := solana.FindAssociatedTokenAddress(owner, mint)
-	if err != nil {
-		panic(err)
-	}
-	return a.String()
-}
-
-func (s *stack) control(op string, args map[string]any) {
-	s.t.Helper()
-	args["op"] = op
-	b, _ := json.Marshal(args)
-	res, err := http.Post(s.clientRPC+"/control", "application/json", bytes.NewReader(b))
-	if err != nil {
-		s.t.Fatalf("facade %s: %v", op, err)
-	}
-	defer res.Body.Close()
-	var out struct {
-		OK    bool   `json:"ok"`
-		Error string `json:"error"`
-	}
-	if err := json.NewDecoder(res.Body).Decode(&out); err != nil || !out.OK {
-		s.t.Fatalf("facade %s: %v %s", op, err, out.Error)
-	}
-}
-
 // start brings up the facade (with a USDC mint, payTo's account, a funded fee payer and a
 // client holding 1 USDC) and the binary paid on it.
 func start(t *testing.T) *stack {
 	root := repoRoot(t)
-	s := &stack{t: t, dir: t.TempDir(), client: solana.NewWallet().PrivateKey}
-	facade := exec.Command("node", filepath.Join(root, "server", "x402", "e2e", "facade.mjs"))
-	stdin, _ := facade.StdinPipe()
-	stdout, _ := facade.StdoutPipe()
-	facade.Stderr = os.Stderr
-	if err := facade.Start(); err != nil {
-		t.Fatalf("start facade: %v", err)
-	}
-	t.Cleanup(func() { stdin.Close(); facade.Process.Kill(); facade.Wait() })
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	var urls struct{ Client, Server string }
-	if err != nil || json.Unmarshal([]byte(line), &urls) != nil {
-		t.Fatalf("facade did not start (server/x402/e2e needs npm ci): %v", err)
-	}
-	s.clientRPC, s.serverRPC = urls.Client, urls.Server
+	s := &stack{dir: t.TempDir(), client: solana.NewWallet().PrivateKey}
+	chain := facade.Start(t, filepath.Join(root, "server", "x402", "e2e", "facade.mjs"))
+	s.clientRPC, s.serverRPC = chain.ClientRPC, chain.ServerRPC
 
 	usdc := x402.Devnet.USDCMint
 	feePayer, payTo := solana.NewWallet().PrivateKey, solana.NewWallet().PublicKey()
-	s.control("createMint", map[string]any{"mint": usdc.String(), "decimals": 6})
-	s.control("setTokenAccount", map[string]any{"account": ata(payTo, usdc), "mint": usdc.String(), "owner": payTo.String(), "amount": 0})
-	s.control("airdrop", map[string]any{"address": feePayer.PublicKey().String(), "lamports": 1_000_000_000})
-	c := s.client.PublicKey()
-	s.control("setTokenAccount", map[string]any{"account": ata(c, usdc), "mint": usdc.String(), "owner": c.String(), "amount": 1_000_000})
+	chain.SetUpPayments(usdc, payTo, feePayer.PublicKey())
+	chain.SetTokenBalance(s.client.PublicKey(), usdc, 1_000_000)
 
 	s.bin = filepath.Join(s.dir, "scope-hygiene")
 	build := exec.Command("go", "build", "-o", s.bin, "./tools/scope-hygiene")
@@ -128,7 +78,7 @@ func start(t *testing.T) *stack {
 		t.Fatalf("build: %v", err)
 	}
 	feeFile, rates := filepath.Join(s.dir, "fee.json"), filepath.Join(s.dir, "rates.csv")
-	os.WriteFile(feeFile, []byte(secretJSON(feePayer)), 0o600)
+	os.WriteFile(feeFile, []byte(facade.SecretJSON(feePayer)), 0o600)
 	os.WriteFile(rates, []byte("date,rate\n"+store.Day(time.Now())+",1.3990\n"), 0o600)
 	// Sign-in-with-x proofs are bound to the public base URL, so the server listens on a port
 	// chosen here and is told its own origin.
@@ -266,7 +216,7 @@ func TestHosts(t *testing.T) {
 	os.WriteFile(exportFile, []byte(exportBody), 0o600)
 	os.WriteFile(filepath.Join(s.dir, "mutation-log.json"), []byte(mutationLog), 0o600)
 
-	b, err := node(t, "node", "host.mjs", s.server, s.clientRPC, secretJSON(s.client), exportFile, s.dir)
+	b, err := node(t, "node", "host.mjs", s.server, s.clientRPC, facade.SecretJSON(s.client), exportFile, s.dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/scopehygiene/scope-hygiene/server/store"
 	"github.com/scopehygiene/scope-hygiene/server/store/sqlite"
 	"github.com/scopehygiene/scope-hygiene/server/x402"
+	"github.com/scopehygiene/scope-hygiene/server/x402/x402test/facade"
 )
 
 // price is the served criteria's price in USDC units (not the built-in 50 000).
@@ -49,46 +50,18 @@ type world struct {
 	usdc      solana.PublicKey
 	clients   map[string]solana.PrivateKey
 	heldAt    time.Time // when the held payments had been sent (waitDelayedSends)
+	chain     *facade.Facade
 }
 
-func ata(owner, mint solana.PublicKey) solana.PublicKey {
-	a, _, err := solana.FindAssociatedTokenAddress(owner, mint)
-	if err != nil {
-		panic(err)
-	}
-	return a
-}
-
-func keygenJSON(k solana.PrivateKey) string {
-	ints := make([]int, len(k))
-	for i, b := range k {
-		ints[i] = int(b)
-	}
-	b, _ := json.Marshal(ints)
-	return string(b)
-}
+// The facade's helpers under the names the cases use.
+var (
+	ata        = facade.ATA
+	keygenJSON = facade.SecretJSON
+)
 
 func (w *world) control(op string, args map[string]any) json.RawMessage {
 	w.t.Helper()
-	if args == nil {
-		args = map[string]any{}
-	}
-	args["op"] = op
-	b, _ := json.Marshal(args)
-	res, err := http.Post(w.clientRPC+"/control", "application/json", bytes.NewReader(b))
-	if err != nil {
-		w.t.Fatalf("control %s: %v", op, err)
-	}
-	defer res.Body.Close()
-	var out struct {
-		OK     bool            `json:"ok"`
-		Result json.RawMessage `json:"result"`
-		Error  string          `json:"error"`
-	}
-	if err := json.NewDecoder(res.Body).Decode(&out); err != nil || !out.OK {
-		w.t.Fatalf("control %s: %v %s", op, err, out.Error)
-	}
-	return out.Result
+	return w.chain.Control(op, args)
 }
 
 func (w *world) tokenAmount(owner solana.PublicKey) string {
@@ -158,26 +131,6 @@ func (w *world) ledger() []store.LedgerEntry {
 		w.t.Fatal(err)
 	}
 	return rows
-}
-
-func startFacade(t *testing.T, w *world) {
-	cmd := exec.Command("node", "facade.mjs")
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start facade: %v", err)
-	}
-	t.Cleanup(func() { stdin.Close(); cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("facade did not start: %v", err)
-	}
-	var urls struct{ Client, Server string }
-	if err := json.Unmarshal([]byte(line), &urls); err != nil {
-		t.Fatalf("facade banner: %v", err)
-	}
-	w.clientRPC, w.serverRPC = urls.Client, urls.Server
 }
 
 func startServer(t *testing.T, w *world) {
@@ -277,28 +230,23 @@ func TestX402EndToEnd(t *testing.T) {
 	for _, n := range []string{"alice", "poor", "single", "slow", "stranded", "racer", "drainer", "victim1", "victim2", "victim3", "sender", "simulator"} {
 		w.clients[n] = solana.NewWallet().PrivateKey
 	}
-	startFacade(t, w)
+	w.chain = facade.Start(t, "facade.mjs")
+	w.clientRPC, w.serverRPC = w.chain.ClientRPC, w.chain.ServerRPC
 
 	// Chain state: USDC mint, payTo's USDC account, funded fee payer, clients' USDC.
-	w.control("createMint", map[string]any{"mint": w.usdc.String(), "decimals": 6})
-	w.control("setTokenAccount", map[string]any{"account": ata(w.payTo, w.usdc).String(), "mint": w.usdc.String(), "owner": w.payTo.String(), "amount": 0})
-	w.control("airdrop", map[string]any{"address": w.feePayer.PublicKey().String(), "lamports": 1_000_000_000})
+	w.chain.SetUpPayments(w.usdc, w.payTo, w.feePayer.PublicKey())
 	alice, poor := w.clients["alice"].PublicKey(), w.clients["poor"].PublicKey()
-	w.control("setTokenAccount", map[string]any{"account": ata(alice, w.usdc).String(), "mint": w.usdc.String(), "owner": alice.String(), "amount": 1_000_000})
-	w.control("setTokenAccount", map[string]any{"account": ata(poor, w.usdc).String(), "mint": w.usdc.String(), "owner": poor.String(), "amount": 10_000})
-	single := w.clients["single"].PublicKey()
-	w.control("setTokenAccount", map[string]any{"account": ata(single, w.usdc).String(), "mint": w.usdc.String(), "owner": single.String(), "amount": price})
+	w.chain.SetTokenBalance(alice, w.usdc, 1_000_000)
+	w.chain.SetTokenBalance(poor, w.usdc, 10_000)
+	w.chain.SetTokenBalance(w.clients["single"].PublicKey(), w.usdc, price)
 	otherMint := solana.NewWallet().PublicKey()
-	w.control("createMint", map[string]any{"mint": otherMint.String(), "decimals": 6})
-	w.control("setTokenAccount", map[string]any{"account": ata(alice, otherMint).String(), "mint": otherMint.String(), "owner": alice.String(), "amount": 1_000_000})
+	w.chain.CreateMint(otherMint)
+	w.chain.SetTokenBalance(alice, otherMint, 1_000_000)
 
 	for _, n := range []string{"slow", "stranded", "racer", "drainer", "victim2", "victim3", "sender", "simulator"} {
-		k := w.clients[n].PublicKey()
-		w.control("setTokenAccount", map[string]any{"account": ata(k, w.usdc).String(), "mint": w.usdc.String(), "owner": k.String(), "amount": price})
+		w.chain.SetTokenBalance(w.clients[n].PublicKey(), w.usdc, price)
 	}
-
-	victim1 := w.clients["victim1"].PublicKey()
-	w.control("setTokenAccount", map[string]any{"account": ata(victim1, w.usdc).String(), "mint": w.usdc.String(), "owner": victim1.String(), "amount": 2 * price})
+	w.chain.SetTokenBalance(w.clients["victim1"].PublicKey(), w.usdc, 2*price)
 
 	startServer(t, w)
 	// Payments whose confirmation the chain holds (40 s; 10 s for one never collected) run
