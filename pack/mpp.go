@@ -351,13 +351,19 @@ func canonicalDigest(raw []byte) string {
 
 // CanonicalManifest is the manifest's RFC 8785 canonical bytes.
 func CanonicalManifest(m *PackageManifest) ([]byte, error) {
-	raw, err := json.Marshal(m)
+	return CanonicalJSON(m, "pack: manifest")
+}
+
+// CanonicalJSON is the RFC 8785 canonical form of v's JSON encoding. Its errors begin with
+// what (a static name of the value, such as "pack: manifest"), so they carry no content.
+func CanonicalJSON(v any, what string) ([]byte, error) {
+	raw, err := json.Marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("pack: manifest: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	c, err := jcs.Transform(raw)
 	if err != nil {
-		return nil, errors.New("pack: manifest: canonicalisation failed")
+		return nil, errors.New(what + ": canonicalisation failed")
 	}
 	return c, nil
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 
@@ -64,15 +63,7 @@ const (
 // signedBytes is the RFC 8785 form of e without its signature.
 func signedBytes(e Event) ([]byte, error) {
 	e.Signature = nil
-	raw, err := json.Marshal(e)
-	if err != nil {
-		return nil, fmt.Errorf("portability: event: %w", err)
-	}
-	c, err := jcs.Transform(raw)
-	if err != nil {
-		return nil, errors.New("portability: event: canonicalisation failed")
-	}
-	return c, nil
+	return pack.CanonicalJSON(e, "portability: event")
 }
 
 // signEvent signs e with priv and returns its log line (canonical JSON and a newline).
@@ -82,13 +73,9 @@ func signEvent(e Event, priv ed25519.PrivateKey) ([]byte, error) {
 		return nil, err
 	}
 	e.Signature = &EventSignature{Alg: "Ed25519", KeyID: pack.KeyID(priv.Public().(ed25519.PublicKey)), Value: base64.StdEncoding.EncodeToString(ed25519.Sign(priv, msg))}
-	raw, err := json.Marshal(e)
+	c, err := pack.CanonicalJSON(e, "portability: event")
 	if err != nil {
-		return nil, fmt.Errorf("portability: event: %w", err)
-	}
-	c, err := jcs.Transform(raw)
-	if err != nil {
-		return nil, errors.New("portability: event: canonicalisation failed")
+		return nil, err
 	}
 	return append(c, '\n'), nil
 }

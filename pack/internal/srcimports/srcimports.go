@@ -1,0 +1,42 @@
+// Package srcimports lists what a package's own (non-test) Go files import, for the tests that
+// keep pack and pack/portability free of file-system, process and network access.
+package srcimports
+
+import (
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// File is one non-test Go file and the import paths it names, in source order.
+type File struct {
+	Name    string
+	Imports []string
+}
+
+// Files parses the imports of each non-test .go file in dir, in file-name order.
+func Files(dir string) ([]File, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	var out []File
+	for _, n := range names {
+		if strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), n, nil, parser.ImportsOnly)
+		if err != nil {
+			return nil, err
+		}
+		file := File{Name: filepath.Base(n)}
+		for _, im := range f.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			file.Imports = append(file.Imports, p)
+		}
+		out = append(out, file)
+	}
+	return out, nil
+}
