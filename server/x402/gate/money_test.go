@@ -127,48 +127,6 @@ func TestRefundedResumeIs410(t *testing.T) {
 	}
 }
 
-// TestGlobalFeeBudgetPausesPayments: failed landings of every payer count against the fee
-// payer's global budget; past it a payment answers 503 payments_paused with Retry-After before
-// any broadcast, the pause is reported, and the free pre-check keeps working.
-func TestGlobalFeeBudgetPausesPayments(t *testing.T) {
-	ms := x402.NewMemStore()
-	chain := &failingChain{}
-	r := newRigWith(t, priced(t, "50000", "$0.05"), "https://audit.example.com", ms, chain)
-	s := r.gate.Settler()
-	s.PollInterval, s.FeeBudget, s.GlobalFeeBudget = time.Millisecond, 0, 25_000 // two failures at 10 001, not a third
-	var paused []bool
-	var mu sync.Mutex
-	s.OnPaused = func(p bool) { mu.Lock(); paused = append(paused, p); mu.Unlock() }
-	for i := 0; i < 2; i++ {
-		hv, _ := payment(t, r, r.memo(t))
-		rec := r.do(http.MethodPost, "/audit", exportBody, map[string]string{x402.HeaderPaymentSignature: hv})
-		if rec.Code != http.StatusPaymentRequired || !bytes.Contains(rec.Body.Bytes(), []byte(x402.ReasonTransactionFailed)) {
-			t.Fatalf("failed payment %d: %d %s", i, rec.Code, rec.Body)
-		}
-	}
-	hv, sig := payment(t, r, r.memo(t))
-	rec := r.do(http.MethodPost, "/audit", exportBody, map[string]string{x402.HeaderPaymentSignature: hv})
-	if rec.Code != http.StatusServiceUnavailable || !bytes.Contains(rec.Body.Bytes(), []byte(x402.ReasonPaymentsPaused)) {
-		t.Fatalf("payment past the global fee budget: %d %s", rec.Code, rec.Body)
-	}
-	schematest.Check(t, "payment-error", "", rec.Body.Bytes())
-	if ra := rec.Header().Get("Retry-After"); ra != "3601" {
-		t.Fatalf("Retry-After %q, want 3601 (the rig's clock stands still)", ra)
-	}
-	if chain.sends != 2 {
-		t.Fatalf("%d broadcasts, want 2 (none for the paused payment)", chain.sends)
-	}
-	if row, err := ms.Get(context.Background(), sig); err != nil || row.Status != x402.StatusReleased || row.Reason != x402.ReasonPaymentsPaused {
-		t.Fatalf("paused payment's row %+v %v, want released", row, err)
-	}
-	if len(paused) == 0 || !paused[len(paused)-1] {
-		t.Fatalf("the pause was not reported: %v", paused)
-	}
-	if pre := r.do(http.MethodPost, "/precheck", exportBody, nil); pre.Code != http.StatusOK {
-		t.Fatalf("free pre-check while payments are paused: %d %s", pre.Code, pre.Body)
-	}
-}
-
 // TestExpiredChallengeNeverBroadcast: a payment whose challenge expired is refused before any
 // RPC call, whether it is new or was reserved and released earlier (an RPC outage).
 func TestExpiredChallengeNeverBroadcast(t *testing.T) {

@@ -265,36 +265,68 @@ func (f *failingChain) Transaction(context.Context, solana.Signature) (*x402.Out
 	return &x402.Outcome{Slot: 9, Fee: 10001, Err: landedError}, nil
 }
 
-// TestFeeBudgetPerPayer: once a payer's failed transactions have cost the fee payer its budget
-// for the hour, its next payment is answered 429 payer_fee_budget with Retry-After, before any
-// broadcast, and the body validates against the payment-error schema.
-func TestFeeBudgetPerPayer(t *testing.T) {
-	ms := x402.NewMemStore()
-	chain := &failingChain{}
-	r := newRigWith(t, priced(t, "50000", "$0.05"), "https://audit.example.com", ms, chain)
-	r.gate.Settler().PollInterval = time.Millisecond
-	r.gate.Settler().FeeBudget = 25_000 // two failures at 10 001, not a third
-	for i := 0; i < 2; i++ {
-		hv, _ := payment(t, r, r.memo(t))
-		rec := r.do(http.MethodPost, "/audit", exportBody, map[string]string{x402.HeaderPaymentSignature: hv})
-		if rec.Code != http.StatusPaymentRequired || !bytes.Contains(rec.Body.Bytes(), []byte(x402.ReasonTransactionFailed)) {
-			t.Fatalf("failed payment %d: %d %s", i, rec.Code, rec.Body)
-		}
-	}
-	hv, sig := payment(t, r, r.memo(t))
-	rec := r.do(http.MethodPost, "/audit", exportBody, map[string]string{x402.HeaderPaymentSignature: hv})
-	if rec.Code != http.StatusTooManyRequests || !bytes.Contains(rec.Body.Bytes(), []byte(x402.ReasonPayerFeeBudget)) {
-		t.Fatalf("third payment past the fee budget: %d %s", rec.Code, rec.Body)
-	}
-	schematest.Check(t, "payment-error", "", rec.Body.Bytes())
-	if ra := rec.Header().Get("Retry-After"); ra != "3601" {
-		// The rig's clock stands still: the oldest failure leaves the window in one hour.
-		t.Fatalf("Retry-After %q, want 3601", ra)
-	}
-	if chain.sends != 2 {
-		t.Fatalf("%d broadcasts, want 2 (none for the throttled payment)", chain.sends)
-	}
-	if row, err := ms.Get(context.Background(), sig); err != nil || row.Status != x402.StatusReleased {
-		t.Fatalf("throttled payment's row %+v %v, want released", row, err)
+// TestFeeBudgets: failed landings count against two budgets of lamports per hour, the payer's
+// own and the fee payer's global one across all payers. Once either is spent, the next payment
+// is answered before any broadcast (429 payer_fee_budget, or 503 payments_paused with the pause
+// reported and the free pre-check still working), with Retry-After, its row released, and the
+// body valid against the payment-error schema.
+func TestFeeBudgets(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		budget func(s *x402.Settler) // two failures at 10 001 fit, not a third
+		status int
+		reason string
+	}{
+		{"per payer", func(s *x402.Settler) { s.FeeBudget = 25_000 }, http.StatusTooManyRequests, x402.ReasonPayerFeeBudget},
+		{"global", func(s *x402.Settler) { s.FeeBudget, s.GlobalFeeBudget = 0, 25_000 }, http.StatusServiceUnavailable, x402.ReasonPaymentsPaused},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ms := x402.NewMemStore()
+			chain := &failingChain{}
+			r := newRigWith(t, priced(t, "50000", "$0.05"), "https://audit.example.com", ms, chain)
+			s := r.gate.Settler()
+			s.PollInterval = time.Millisecond
+			tc.budget(s)
+			var paused []bool
+			var mu sync.Mutex
+			s.OnPaused = func(p bool) { mu.Lock(); paused = append(paused, p); mu.Unlock() }
+			for i := 0; i < 2; i++ {
+				hv, _ := payment(t, r, r.memo(t))
+				rec := r.do(http.MethodPost, "/audit", exportBody, map[string]string{x402.HeaderPaymentSignature: hv})
+				if rec.Code != http.StatusPaymentRequired || !bytes.Contains(rec.Body.Bytes(), []byte(x402.ReasonTransactionFailed)) {
+					t.Fatalf("failed payment %d: %d %s", i, rec.Code, rec.Body)
+				}
+			}
+			hv, sig := payment(t, r, r.memo(t))
+			rec := r.do(http.MethodPost, "/audit", exportBody, map[string]string{x402.HeaderPaymentSignature: hv})
+			if rec.Code != tc.status || !bytes.Contains(rec.Body.Bytes(), []byte(tc.reason)) {
+				t.Fatalf("third payment past the budget: %d %s", rec.Code, rec.Body)
+			}
+			schematest.Check(t, "payment-error", "", rec.Body.Bytes())
+			if ra := rec.Header().Get("Retry-After"); ra != "3601" {
+				// The rig's clock stands still: the oldest failure leaves the window in one hour.
+				t.Fatalf("Retry-After %q, want 3601", ra)
+			}
+			if chain.sends != 2 {
+				t.Fatalf("%d broadcasts, want 2 (none for the refused payment)", chain.sends)
+			}
+			if row, err := ms.Get(context.Background(), sig); err != nil || row.Status != x402.StatusReleased {
+				t.Fatalf("refused payment's row %+v %v, want released", row, err)
+			}
+			if tc.reason != x402.ReasonPaymentsPaused {
+				return
+			}
+			if row, _ := ms.Get(context.Background(), sig); row.Reason != x402.ReasonPaymentsPaused {
+				t.Fatalf("paused payment's row reason %q", row.Reason)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(paused) == 0 || !paused[len(paused)-1] {
+				t.Fatalf("the pause was not reported: %v", paused)
+			}
+			if pre := r.do(http.MethodPost, "/precheck", exportBody, nil); pre.Code != http.StatusOK {
+				t.Fatalf("free pre-check while payments are paused: %d %s", pre.Code, pre.Body)
+			}
+		})
 	}
 }
