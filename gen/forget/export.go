@@ -206,7 +206,8 @@ func keyObject(v any, present bool, dims []string) (key, bool) {
 }
 
 // validate answers the first refusal that holds (FE-R-1 … FE-R-11, FE-R-20, FE-R-25,
-// FE-R-28), or the validated export.
+// FE-R-28), or the validated export. The steps run in the order of RefusalRules, so the
+// first refusal a step answers is the first that holds.
 func validate(body []byte) (*export, *Refusal) {
 	if len(body) > BodyBytesCap {
 		return nil, refuseCap("body_bytes_cap", BodyBytesCap, len(body))
@@ -220,112 +221,173 @@ func validate(body []byte) (*export, *Refusal) {
 		return nil, refuse("export_required")
 	}
 	x := &export{}
+	for _, step := range []func(*export, map[string]any) *Refusal{
+		readHeader, readPrincipals, readEvents, readSnapshot,
+	} {
+		if r := step(x, top); r != nil {
+			return nil, r
+		}
+	}
+	ri, _ := member(top, "reinsert_identity")
+	x.newKeys = ri == "new_key"
+	fs, _ := member(top, "forget_semantics")
+	x.tombstoneOnly = fs == "tombstone_only"
+	return x, nil
+}
 
+// readHeader reads the format, the forget mode and the scope dimensions (FE-R-3, FE-R-5,
+// FE-R-6).
+func readHeader(x *export, top map[string]any) *Refusal {
 	if f, ok := member(top, "format"); !ok || f != formatMutationLog {
-		return nil, refuse("format_invalid")
+		return refuse("format_invalid")
 	}
 	m, _ := member(top, "forget_mode")
 	switch m {
 	case ModeTransitional, ModeTerminal:
 		x.mode = m.(string)
 	default:
-		return nil, refuse("forget_mode_invalid")
+		return refuse("forget_mode_invalid")
 	}
 
 	dv, _ := member(top, "scope_dimensions")
 	darr, ok := dv.([]any)
 	if !ok || len(darr) == 0 || len(darr) > ScopeDimsCap {
-		return nil, refuse("scope_dimensions_invalid")
+		return refuse("scope_dimensions_invalid")
 	}
 	seenDim := map[string]bool{}
 	for _, d := range darr {
 		s, ok := nonEmptyString(d)
 		if !ok || seenDim[s] {
-			return nil, refuse("scope_dimensions_invalid")
+			return refuse("scope_dimensions_invalid")
 		}
 		seenDim[s] = true
 		x.dims = append(x.dims, s)
 	}
+	return nil
+}
 
-	if pv, ok := member(top, "principals"); ok {
-		parr, ok := pv.([]any)
-		if !ok {
-			return nil, refuse("principals_invalid")
-		}
-		seenID := map[string]bool{}
-		for i, pe := range parr {
-			p, ok := principalEntry(pe, x.dims, seenID)
-			if !ok {
-				return nil, refuseAt("principals_invalid", i)
-			}
-			seenID[p.id] = true
-			x.principals = append(x.principals, p)
-		}
+// readPrincipals reads the principal table when it is declared (FE-R-7).
+func readPrincipals(x *export, top map[string]any) *Refusal {
+	pv, ok := member(top, "principals")
+	if !ok {
+		return nil
 	}
+	parr, ok := pv.([]any)
+	if !ok {
+		return refuse("principals_invalid")
+	}
+	seenID := map[string]bool{}
+	for i, pe := range parr {
+		p, ok := principalEntry(pe, x.dims, seenID)
+		if !ok {
+			return refuseAt("principals_invalid", i)
+		}
+		seenID[p.id] = true
+		x.principals = append(x.principals, p)
+	}
+	return nil
+}
 
+// readEvents reads the events member (FE-R-8 … FE-R-11, FE-R-20, FE-R-25). Each rule is
+// checked over every event before the next rule, as the published order requires.
+func readEvents(x *export, top map[string]any) *Refusal {
 	ev, _ := member(top, "events")
 	earr, ok := ev.([]any)
 	if !ok {
-		return nil, refuse("events_required")
+		return refuse("events_required")
 	}
 	if len(earr) == 0 {
-		return nil, refuse("events_empty")
+		return refuse("events_empty")
 	}
 	if len(earr) > EventsCap {
-		return nil, refuseCap("event_count_cap", EventsCap, len(earr))
+		return refuseCap("event_count_cap", EventsCap, len(earr))
 	}
 	objs := make([]map[string]any, len(earr))
 	for i, e := range earr {
 		o, ok := e.(map[string]any)
 		if !ok {
-			return nil, refuseAt("event_not_object", i)
+			return refuseAt("event_not_object", i)
 		}
 		objs[i] = o
 	}
 	x.events = make([]event, len(objs))
+	for _, step := range []func(*export, []map[string]any) *Refusal{
+		readSeqs, readOps, readKeys, readPrincipalNames, readVersions, readEnvelopes,
+	} {
+		if r := step(x, objs); r != nil {
+			return r
+		}
+	}
+	for i, o := range objs {
+		e := &x.events[i]
+		if e.op == OpReopen || e.op == OpReassign {
+			v, _ := member(o, "authority_checked")
+			e.authorityChecked = v == true
+		}
+	}
+	return nil
+}
+
+// readSeqs reads every event's seq, then refuses the first repeated one.
+func readSeqs(x *export, objs []map[string]any) *Refusal {
 	for i, o := range objs {
 		v, _ := member(o, "seq")
 		seq, ok := integer(v, 1, maxSafeInteger)
 		if !ok {
-			return nil, refuseAt("event_seq_invalid", i)
+			return refuseAt("event_seq_invalid", i)
 		}
 		x.events[i].seq = seq
 	}
 	seenSeq := map[int64]bool{}
 	for i := range x.events {
 		if seenSeq[x.events[i].seq] {
-			return nil, refuseAt("event_seq_duplicate", i)
+			return refuseAt("event_seq_duplicate", i)
 		}
 		seenSeq[x.events[i].seq] = true
 	}
+	return nil
+}
+
+func readOps(x *export, objs []map[string]any) *Refusal {
 	for i, o := range objs {
 		v, _ := member(o, "op")
 		switch v {
 		case OpWrite, OpForget, OpReopen, OpReassign:
 			x.events[i].op = v.(string)
 		default:
-			return nil, refuseAt("event_op_invalid", i)
+			return refuseAt("event_op_invalid", i)
 		}
 	}
+	return nil
+}
+
+// readKeys reads every event's key; a reassign carries a session scope instead.
+func readKeys(x *export, objs []map[string]any) *Refusal {
 	for i, o := range objs {
 		e := &x.events[i]
 		if e.op == OpReassign {
 			sv, ok := member(o, "session")
 			if !ok {
-				return nil, refuseAt("event_key_invalid", i)
+				return refuseAt("event_key_invalid", i)
 			}
 			if _, ok := scopeObject(sv, x.dims); !ok {
-				return nil, refuseAt("event_key_invalid", i)
+				return refuseAt("event_key_invalid", i)
 			}
 			continue
 		}
 		kv, present := member(o, "key")
 		k, ok := keyObject(kv, present, x.dims)
 		if !ok {
-			return nil, refuseAt("event_key_invalid", i)
+			return refuseAt("event_key_invalid", i)
 		}
 		e.key = k
 	}
+	return nil
+}
+
+// readPrincipalNames reads every event's principal and a reassign's target: a non-empty
+// string, and one of the table's ids when the table is declared.
+func readPrincipalNames(x *export, objs []map[string]any) *Refusal {
 	declared := len(x.principals) > 0
 	ids := map[string]bool{}
 	for _, p := range x.principals {
@@ -346,16 +408,20 @@ func validate(body []byte) (*export, *Refusal) {
 		pv, present := member(o, "principal")
 		s, ok := named(pv, present)
 		if !ok {
-			return nil, refuseAt("event_principal_invalid", i)
+			return refuseAt("event_principal_invalid", i)
 		}
 		e.principal, e.hasPrincipal = s, present
 		if e.op == OpReassign {
 			tv, present := member(o, "to")
 			if _, ok := named(tv, present); !ok {
-				return nil, refuseAt("event_principal_invalid", i)
+				return refuseAt("event_principal_invalid", i)
 			}
 		}
 	}
+	return nil
+}
+
+func readVersions(x *export, objs []map[string]any) *Refusal {
 	for i, o := range objs {
 		e := &x.events[i]
 		if e.op != OpWrite {
@@ -364,10 +430,15 @@ func validate(body []byte) (*export, *Refusal) {
 		v, _ := member(o, "version")
 		ver, ok := integer(v, 0, maxSafeInteger)
 		if !ok {
-			return nil, refuseAt("event_version_invalid", i)
+			return refuseAt("event_version_invalid", i)
 		}
 		e.version = ver
 	}
+	return nil
+}
+
+// readEnvelopes reads a forget's recorded envelope, when it has one.
+func readEnvelopes(x *export, objs []map[string]any) *Refusal {
 	for i, o := range objs {
 		e := &x.events[i]
 		if e.op != OpForget {
@@ -379,60 +450,55 @@ func validate(body []byte) (*export, *Refusal) {
 		}
 		arr, ok := v.([]any)
 		if !ok {
-			return nil, refuseAt("envelope_invalid", i)
+			return refuseAt("envelope_invalid", i)
 		}
 		e.envelope = []string{}
 		for _, entry := range arr {
 			s, ok := entry.(string)
 			if !ok {
-				return nil, refuseAt("envelope_invalid", i)
+				return refuseAt("envelope_invalid", i)
 			}
 			e.envelope = append(e.envelope, s)
 		}
 		e.envelopeRecorded = true
 	}
-	for i, o := range objs {
-		e := &x.events[i]
-		if e.op == OpReopen || e.op == OpReassign {
-			v, _ := member(o, "authority_checked")
-			e.authorityChecked = v == true
-		}
-	}
+	return nil
+}
 
-	if sv, ok := member(top, "snapshot"); ok {
-		sarr, ok := sv.([]any)
+// readSnapshot reads the snapshot when it is present; its entries are checked before
+// its count (FE-R-28).
+func readSnapshot(x *export, top map[string]any) *Refusal {
+	sv, ok := member(top, "snapshot")
+	if !ok {
+		return nil
+	}
+	sarr, ok := sv.([]any)
+	if !ok {
+		return refuse("snapshot_invalid")
+	}
+	x.hasSnapshot = true
+	x.snapshot = []snapEntry{}
+	for i, se := range sarr {
+		obj, ok := se.(map[string]any)
 		if !ok {
-			return nil, refuse("snapshot_invalid")
+			return refuseAt("snapshot_invalid", i)
 		}
-		x.hasSnapshot = true
-		x.snapshot = []snapEntry{}
-		for i, se := range sarr {
-			obj, ok := se.(map[string]any)
-			if !ok {
-				return nil, refuseAt("snapshot_invalid", i)
-			}
-			kv, present := member(obj, "key")
-			k, ok := keyObject(kv, present, x.dims)
-			if !ok {
-				return nil, refuseAt("snapshot_invalid", i)
-			}
-			vv, _ := member(obj, "version")
-			ver, ok := integer(vv, 0, maxSafeInteger)
-			if !ok {
-				return nil, refuseAt("snapshot_invalid", i)
-			}
-			x.snapshot = append(x.snapshot, snapEntry{key: k, version: ver})
+		kv, present := member(obj, "key")
+		k, ok := keyObject(kv, present, x.dims)
+		if !ok {
+			return refuseAt("snapshot_invalid", i)
 		}
-		if len(sarr) > SnapshotCap {
-			return nil, refuseCap("snapshot_count_cap", SnapshotCap, len(sarr))
+		vv, _ := member(obj, "version")
+		ver, ok := integer(vv, 0, maxSafeInteger)
+		if !ok {
+			return refuseAt("snapshot_invalid", i)
 		}
+		x.snapshot = append(x.snapshot, snapEntry{key: k, version: ver})
 	}
-
-	ri, _ := member(top, "reinsert_identity")
-	x.newKeys = ri == "new_key"
-	fs, _ := member(top, "forget_semantics")
-	x.tombstoneOnly = fs == "tombstone_only"
-	return x, nil
+	if len(sarr) > SnapshotCap {
+		return refuseCap("snapshot_count_cap", SnapshotCap, len(sarr))
+	}
+	return nil
 }
 
 // principalEntry reads one entry of the principal table (FE-R-7).

@@ -197,38 +197,6 @@ func covers(grant []part, k key) bool {
 	return true
 }
 
-type slotState struct {
-	status    string
-	version   int64
-	lastWrite int64
-	forgetRaw string
-	forgetEnv []string
-	forgetRec bool
-	rawKeys   map[string]bool
-}
-
-const (
-	stAbsent    = "absent"
-	stLive      = "live"
-	stForgotten = "forgotten"
-	stRetired   = "retired"
-)
-
-// transition is the criteria's replay table (FE-R-15); a missing entry leaves the
-// status unchanged.
-var transition = map[string]map[string]map[string]string{
-	ModeTransitional: {
-		OpWrite:  {stAbsent: stLive, stLive: stLive, stForgotten: stLive},
-		OpForget: {stAbsent: stForgotten, stLive: stForgotten, stForgotten: stForgotten},
-		OpReopen: {},
-	},
-	ModeTerminal: {
-		OpWrite:  {stAbsent: stLive, stLive: stLive, stRetired: stLive},
-		OpForget: {stAbsent: stRetired, stLive: stRetired, stRetired: stRetired},
-		OpReopen: {stRetired: stAbsent},
-	},
-}
-
 func seqs(xs []int64) []int64 {
 	out := append([]int64{}, xs...)
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
@@ -253,201 +221,106 @@ func rate(a, b int) map[string]any {
 
 // audit replays the log (FE-R-14 … FE-R-19) and states the factors.
 func (x *export) audit(gates map[string]string) *Audit {
-	order := append([]event{}, x.events...)
-	sort.SliceStable(order, func(i, j int) bool { return order[i].seq < order[j].seq })
-
-	slots := map[string]*slotState{}
-	var slotOrder []string
-	var (
-		forgets, withEnv                       int
-		withoutEnv                             []int64
-		reinserts                              []int64
-		checked, unattributed, outside, silent int
-		outsideSeqs, silentSeqs, unattrSeqs    []int64
-		aliasSeqs                              []int64
-		reopens, reopensUnchecked              int
-		reopenUncheckedSeqs, retiredWriteSeqs  []int64
-		reassigns, reassignUnchecked           int
-		reassignUncheckedSeqs                  []int64
-		forgetsOfNotLive, reopensIneffective   int
-		unattributedEvents                     int
-	)
-	grantsOf := map[string][][]part{}
-	inTable := map[string]bool{}
-	for _, p := range x.principals {
-		grantsOf[p.id] = p.grants
-		inTable[p.id] = true
-	}
-	table := transition[x.mode]
-	for _, e := range order {
-		if !e.hasPrincipal {
-			unattributedEvents++
-		}
-		if e.op == OpReassign {
-			reassigns++
-			if !e.authorityChecked {
-				reassignUnchecked++
-				reassignUncheckedSeqs = append(reassignUncheckedSeqs, e.seq)
-			}
-			continue
-		}
-		id := ident(e.key, true)
-		raw := ident(e.key, false)
-		s := slots[id]
-		if s == nil {
-			s = &slotState{status: stAbsent, rawKeys: map[string]bool{}}
-			slots[id] = s
-			slotOrder = append(slotOrder, id)
-		}
-		s.rawKeys[raw] = true
-		before := s.status
-		if next, ok := table[e.op][before]; ok {
-			s.status = next
-		}
-		switch e.op {
-		case OpWrite:
-			s.version, s.lastWrite = e.version, e.seq
-			if before == stForgotten || before == stRetired {
-				reinserts = append(reinserts, e.seq)
-				if before == stRetired {
-					retiredWriteSeqs = append(retiredWriteSeqs, e.seq)
-				}
-				// The governing forget is the last forget replayed on this slot (FE-R-19).
-				if s.forgetRec {
-					checked++
-					switch {
-					case !e.hasPrincipal:
-						unattributed++
-						unattrSeqs = append(unattrSeqs, e.seq)
-					case !contains(s.forgetEnv, e.principal):
-						outside++
-						outsideSeqs = append(outsideSeqs, e.seq)
-						if inTable[e.principal] && anyCovers(grantsOf[e.principal], e.key) {
-							silent++
-							silentSeqs = append(silentSeqs, e.seq)
-						}
-					}
-				}
-				if raw != s.forgetRaw {
-					aliasSeqs = append(aliasSeqs, e.seq)
-				}
-			}
-		case OpForget:
-			forgets++
-			if e.envelopeRecorded {
-				withEnv++
-			} else {
-				withoutEnv = append(withoutEnv, e.seq)
-			}
-			if before != stLive {
-				forgetsOfNotLive++
-			}
-			s.forgetRaw = raw
-			s.forgetEnv, s.forgetRec = e.envelope, e.envelopeRecorded
-		case OpReopen:
-			if x.mode == ModeTerminal && before == stRetired {
-				reopens++
-				if !e.authorityChecked {
-					reopensUnchecked++
-					reopenUncheckedSeqs = append(reopenUncheckedSeqs, e.seq)
-				}
-			} else {
-				reopensIneffective++
-			}
-		}
-	}
-
+	r := x.replay()
 	aliased, live := 0, 0
-	for _, id := range slotOrder {
-		if len(slots[id].rawKeys) >= 2 {
+	for _, id := range r.slotOrder {
+		if len(r.slots[id].rawKeys) >= 2 {
 			aliased++
 		}
-		if slots[id].status == stLive {
+		if r.slots[id].status == stLive {
 			live++
 		}
 	}
-
-	f := map[string]Factor{}
-	na := func(name string) bool {
-		if r := gates[name]; r != "" {
-			f[name] = Factor{"status": statusNotAssessable, "reason": r}
-			return true
-		}
-		return false
-	}
-	if !na("forget_envelopes") {
-		f["forget_envelopes"] = Factor{"status": statusAssessable, "forgets": forgets,
-			"with_envelope": withEnv, "without_envelope": seqs(withoutEnv), "rate": rate(withEnv, forgets)}
-	}
-	if !na("reinserts_after_forget") {
-		f["reinserts_after_forget"] = Factor{"status": statusAssessable, "reinserts": len(reinserts),
-			"seqs": seqs(reinserts)}
-	}
-	if !na("reinserts_outside_envelope") {
-		// A reinsert is judged when its governing forget records an envelope and it
-		// carries a principal (FE-R-37).
-		judged := checked - unattributed
-		fo := Factor{"status": statusAssessable,
-			"reinserts": len(reinserts), "checked": checked, "no_envelope": len(reinserts) - checked,
-			"unattributed": unattributed, "unattributed_seqs": seqs(unattrSeqs),
-			"judged": judged, "unjudged": len(reinserts) - judged}
-		// The facts outside and silent have gates of their own, read after replay: never
-		// a zero where nothing was judged (FE-R-37); silent needs the table's grants
-		// (FE-R-35).
-		noneJudged := len(reinserts) >= 1 && judged == 0
-		if noneJudged {
-			fo["outside"] = Factor{"status": statusNotAssessable, "reason": reasonNoneJudged}
-		} else {
-			fo["outside"], fo["outside_seqs"] = outside, seqs(outsideSeqs)
-		}
-		switch {
-		case noneJudged:
-			fo["silent"] = Factor{"status": statusNotAssessable, "reason": reasonNoneJudged}
-		case len(x.principals) == 0:
-			fo["silent"] = Factor{"status": statusNotAssessable, "reason": reasonNoPrincipals}
-		default:
-			fo["silent"], fo["silent_seqs"] = silent, seqs(silentSeqs)
-		}
-		f["reinserts_outside_envelope"] = fo
-	}
-	if !na("alias_reinserts") {
-		f["alias_reinserts"] = Factor{"status": statusAssessable, "reinserts": len(reinserts),
-			"aliases": len(aliasSeqs), "seqs": seqs(aliasSeqs)}
-	}
-	if !na("reopens") {
-		f["reopens"] = Factor{"status": statusAssessable, "reopens": reopens,
-			"unchecked": reopensUnchecked, "unchecked_seqs": seqs(reopenUncheckedSeqs),
-			"retired_writes": len(retiredWriteSeqs), "retired_write_seqs": seqs(retiredWriteSeqs)}
-	}
-	if !na("reassignments") {
-		f["reassignments"] = Factor{"status": statusAssessable, "reassignments": reassigns,
-			"unchecked": reassignUnchecked, "unchecked_seqs": seqs(reassignUncheckedSeqs)}
-	}
-	if !na("replay") {
-		f["replay"] = x.replayFactor(slots, slotOrder, live)
-	}
-
 	a := &Audit{
 		ForgetMode:     x.mode,
 		Events:         len(x.events),
-		Forgets:        forgets,
+		Forgets:        r.forgets,
 		ScopeStatement: ScopeStatement,
 		HonestyLine:    HonestyLine,
-		Factors:        f,
+		Factors:        x.factors(gates, r, live),
 		Coverage: Coverage{
 			ScopeDimensions:    append([]string{}, x.dims...),
 			Canonicalization:   append([]string{}, Canonicalization...),
-			Slots:              len(slotOrder),
+			Slots:              len(r.slotOrder),
 			AliasedSlots:       aliased,
-			ForgetsOfNotLive:   forgetsOfNotLive,
-			ReopensIneffective: reopensIneffective,
-			UnattributedEvents: unattributedEvents,
+			ForgetsOfNotLive:   r.forgetsOfNotLive,
+			ReopensIneffective: r.reopensIneffective,
+			UnattributedEvents: r.unattributedEvents,
 			Principals:         len(x.principals),
 			LiveSlots:          live,
 		},
 	}
 	a.VerdictPrefix = verdictPrefix(a, x.tombstoneOnly)
 	return a
+}
+
+// factors states each factor from the replay's tallies, or NOT ASSESSABLE with the
+// first gate's reason.
+func (x *export) factors(gates map[string]string, r *replayed, live int) map[string]Factor {
+	f := map[string]Factor{}
+	na := func(name string) bool {
+		if reason := gates[name]; reason != "" {
+			f[name] = Factor{"status": statusNotAssessable, "reason": reason}
+			return true
+		}
+		return false
+	}
+	if !na("forget_envelopes") {
+		f["forget_envelopes"] = Factor{"status": statusAssessable, "forgets": r.forgets,
+			"with_envelope": r.withEnv, "without_envelope": seqs(r.withoutEnv), "rate": rate(r.withEnv, r.forgets)}
+	}
+	if !na("reinserts_after_forget") {
+		f["reinserts_after_forget"] = Factor{"status": statusAssessable, "reinserts": len(r.reinserts),
+			"seqs": seqs(r.reinserts)}
+	}
+	if !na("reinserts_outside_envelope") {
+		f["reinserts_outside_envelope"] = r.outsideFactor(len(x.principals) > 0)
+	}
+	if !na("alias_reinserts") {
+		f["alias_reinserts"] = Factor{"status": statusAssessable, "reinserts": len(r.reinserts),
+			"aliases": len(r.aliasSeqs), "seqs": seqs(r.aliasSeqs)}
+	}
+	if !na("reopens") {
+		f["reopens"] = Factor{"status": statusAssessable, "reopens": r.reopens,
+			"unchecked": r.reopensUnchecked, "unchecked_seqs": seqs(r.reopenUncheckedSeqs),
+			"retired_writes": len(r.retiredWriteSeqs), "retired_write_seqs": seqs(r.retiredWriteSeqs)}
+	}
+	if !na("reassignments") {
+		f["reassignments"] = Factor{"status": statusAssessable, "reassignments": r.reassigns,
+			"unchecked": r.reassignUnchecked, "unchecked_seqs": seqs(r.reassignUncheckedSeqs)}
+	}
+	if !na("replay") {
+		f["replay"] = x.replayFactor(r.slots, r.slotOrder, live)
+	}
+	return f
+}
+
+// outsideFactor states reinserts_outside_envelope. A reinsert is judged when its
+// governing forget records an envelope and it carries a principal (FE-R-37).
+func (r *replayed) outsideFactor(hasPrincipals bool) Factor {
+	judged := r.checked - r.unattributed
+	fo := Factor{"status": statusAssessable,
+		"reinserts": len(r.reinserts), "checked": r.checked, "no_envelope": len(r.reinserts) - r.checked,
+		"unattributed": r.unattributed, "unattributed_seqs": seqs(r.unattrSeqs),
+		"judged": judged, "unjudged": len(r.reinserts) - judged}
+	// The facts outside and silent have gates of their own, read after replay: never
+	// a zero where nothing was judged (FE-R-37); silent needs the table's grants
+	// (FE-R-35).
+	noneJudged := len(r.reinserts) >= 1 && judged == 0
+	if noneJudged {
+		fo["outside"] = Factor{"status": statusNotAssessable, "reason": reasonNoneJudged}
+	} else {
+		fo["outside"], fo["outside_seqs"] = r.outside, seqs(r.outsideSeqs)
+	}
+	switch {
+	case noneJudged:
+		fo["silent"] = Factor{"status": statusNotAssessable, "reason": reasonNoneJudged}
+	case !hasPrincipals:
+		fo["silent"] = Factor{"status": statusNotAssessable, "reason": reasonNoPrincipals}
+	default:
+		fo["silent"], fo["silent_seqs"] = r.silent, seqs(r.silentSeqs)
+	}
+	return fo
 }
 
 func contains(xs []string, s string) bool {
