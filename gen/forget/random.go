@@ -81,140 +81,42 @@ func (s randSlot) raw(rng *rand.Rand, dims []string, alias bool) obj {
 	return k(scope, name)
 }
 
+// randLog is one random log under construction: its dimensions, principal ids and
+// slot pool, the state the generator means each slot to have, and the rules it shows.
+type randLog struct {
+	rng    *rand.Rand
+	dims   []string
+	ids    []string
+	pool   []randSlot
+	states []randState
+	rules  []string
+}
+
+// randState is the state the generator means a slot to have after its events.
+type randState struct {
+	live    bool
+	version int
+	touched bool
+}
+
+// randomLog draws one log. The draws happen in a fixed order (mode, dimensions, table,
+// pool, events, shuffle, body flags, snapshot): the corpus pins their outcome.
 func randomLog(rng *rand.Rand) (obj, []string) {
-	rules := []string{"FE-R-14", "FE-R-18", "FE-R-21"}
+	g := &randLog{rng: rng, rules: []string{"FE-R-14", "FE-R-18", "FE-R-21"}}
 	mode := ModeTransitional
 	if rng.IntN(3) == 0 {
 		mode = ModeTerminal
-		rules = append(rules, "FE-R-26")
+		g.rules = append(g.rules, "FE-R-26")
 	}
 	nd := 1 + rng.IntN(3)
-	dims := append([]string{}, randDims[:nd]...)
+	g.dims = append([]string{}, randDims[:nd]...)
 	dimsAny := make([]any, nd)
-	for i, d := range dims {
+	for i, d := range g.dims {
 		dimsAny[i] = d
 	}
-
-	// The principal table (or none), each principal with 0..2 grants.
-	var table []any
-	var ids []string
-	if rng.IntN(4) != 0 {
-		np := 1 + rng.IntN(len(randPrincips))
-		for _, id := range randPrincips[:np] {
-			ids = append(ids, id)
-			var grants []any
-			for g := rng.IntN(3); g > 0; g-- {
-				grant := obj{}
-				for _, d := range dims {
-					if rng.IntN(2) == 0 {
-						grant[d] = spell(rng, strings.ToLower(randValues[rng.IntN(3)]))
-					}
-				}
-				grants = append(grants, grant)
-			}
-			p := obj{"id": id}
-			if grants != nil || rng.IntN(2) == 0 {
-				if grants == nil {
-					grants = []any{}
-				}
-				p["grants"] = grants
-			}
-			table = append(table, p)
-		}
-	} else {
-		ids = randPrincips[:2]
-	}
-
-	// The slot pool.
-	pool := make([]randSlot, 1+rng.IntN(5))
-	for i := range pool {
-		s := randSlot{parts: make([]string, nd), name: strings.ToLower(randNames[rng.IntN(len(randNames))])}
-		for d := range s.parts {
-			if rng.IntN(5) != 0 {
-				s.parts[d] = strings.ToLower(randValues[rng.IntN(3)])
-			}
-		}
-		pool[i] = s
-	}
-
-	principal := func() any {
-		if rng.IntN(6) == 0 {
-			return nil
-		}
-		return ids[rng.IntN(len(ids))]
-	}
-	type state struct {
-		live    bool
-		version int
-		touched bool
-	}
-	states := make([]state, len(pool))
-	var events []any
-	seq := 0
-	nev := 1 + rng.IntN(40)
-	for i := 0; i < nev; i++ {
-		seq += 1 + rng.IntN(3)
-		si := rng.IntN(len(pool))
-		s := pool[si]
-		alias := rng.IntN(3) == 0
-		switch r := rng.IntN(20); {
-		case r < 8:
-			v := rng.IntN(5)
-			if rng.IntN(2) == 0 {
-				v = states[si].version + 1
-			}
-			events = append(events, wr(seq, s.raw(rng, dims, alias), principal(), v))
-			states[si] = state{live: true, version: v, touched: true}
-		case r < 14:
-			var envelope any
-			if rng.IntN(3) != 0 {
-				var e []any
-				for _, id := range ids {
-					if rng.IntN(2) == 0 {
-						e = append(e, id)
-					}
-				}
-				if rng.IntN(5) == 0 {
-					e = append(e, "p-retired")
-				}
-				if e == nil {
-					e = []any{}
-				}
-				envelope = e
-			}
-			events = append(events, fg(seq, s.raw(rng, dims, alias), principal(), envelope))
-			states[si].live = false
-			states[si].touched = true
-		case r < 17:
-			var checked any
-			switch rng.IntN(4) {
-			case 0:
-				checked = true
-			case 1:
-				checked = false
-			case 2:
-				checked = "true"
-			}
-			events = append(events, ro(seq, s.raw(rng, dims, alias), principal(), checked))
-		default:
-			session := obj{}
-			for _, d := range dims {
-				if rng.IntN(2) == 0 {
-					session[d] = randValues[rng.IntN(len(randValues))]
-				}
-			}
-			var to any
-			if rng.IntN(2) == 0 {
-				to = ids[rng.IntN(len(ids))]
-			}
-			var checked any
-			if rng.IntN(2) == 0 {
-				checked = true
-			}
-			events = append(events, ra(seq, session, principal(), to, checked))
-			rules = append(rules, "FE-R-27")
-		}
-	}
+	table := g.principalTable()
+	g.slotPool()
+	events := g.events()
 	// Array order is irrelevant to replay (FE-R-14): shuffle some logs.
 	if rng.IntN(3) == 0 {
 		rng.Shuffle(len(events), func(i, j int) { events[i], events[j] = events[j], events[i] })
@@ -222,44 +124,198 @@ func randomLog(rng *rand.Rand) (obj, []string) {
 	body := obj{"format": "mutation-log", "forget_mode": mode, "scope_dimensions": dimsAny, "events": events}
 	if table != nil {
 		body["principals"] = table
-		rules = append(rules, "FE-R-22", "FE-R-23")
+		g.rules = append(g.rules, "FE-R-22", "FE-R-23")
 	} else if rng.IntN(2) == 0 {
 		body["principals"] = []any{}
 	}
 	if rng.IntN(10) == 0 {
 		body["reinsert_identity"] = "new_key"
-		rules = append(rules, "FE-R-34")
+		g.rules = append(g.rules, "FE-R-34")
 	}
-
-	// A snapshot: none, the state the generator meant (which is the replayed state
-	// only in transitional mode: a terminal reopen makes a slot absent), or that
-	// state perturbed.
 	if rng.IntN(4) != 0 {
-		rules = append(rules, "FE-R-29")
-		var entries []any
-		for si, st := range states {
-			if st.live && rng.IntN(8) != 0 {
-				v := st.version
-				if rng.IntN(6) == 0 {
-					v++
+		g.rules = append(g.rules, "FE-R-29")
+		body["snapshot"] = g.snapshot()
+	}
+	return body, dedupe(g.rules)
+}
+
+// principalTable draws the principal table (or none, with two undeclared ids), each
+// principal with 0..2 grants.
+func (g *randLog) principalTable() []any {
+	rng := g.rng
+	if rng.IntN(4) == 0 {
+		g.ids = randPrincips[:2]
+		return nil
+	}
+	var table []any
+	np := 1 + rng.IntN(len(randPrincips))
+	for _, id := range randPrincips[:np] {
+		g.ids = append(g.ids, id)
+		var grants []any
+		for n := rng.IntN(3); n > 0; n-- {
+			grant := obj{}
+			for _, d := range g.dims {
+				if rng.IntN(2) == 0 {
+					grant[d] = spell(rng, strings.ToLower(randValues[rng.IntN(3)]))
 				}
-				entries = append(entries, se(pool[si].raw(rng, dims, rng.IntN(3) == 0), v))
+			}
+			grants = append(grants, grant)
+		}
+		p := obj{"id": id}
+		if grants != nil || rng.IntN(2) == 0 {
+			if grants == nil {
+				grants = []any{}
+			}
+			p["grants"] = grants
+		}
+		table = append(table, p)
+	}
+	return table
+}
+
+// slotPool draws the 1..5 slots the events touch.
+func (g *randLog) slotPool() {
+	rng := g.rng
+	g.pool = make([]randSlot, 1+rng.IntN(5))
+	for i := range g.pool {
+		s := randSlot{parts: make([]string, len(g.dims)), name: strings.ToLower(randNames[rng.IntN(len(randNames))])}
+		for d := range s.parts {
+			if rng.IntN(5) != 0 {
+				s.parts[d] = strings.ToLower(randValues[rng.IntN(3)])
 			}
 		}
-		if rng.IntN(4) == 0 {
-			extra := pool[rng.IntN(len(pool))]
-			entries = append(entries, se(extra.raw(rng, dims, true), rng.IntN(3)))
-		}
-		if len(entries) > 0 && rng.IntN(5) == 0 {
-			entries = append(entries, entries[rng.IntN(len(entries))])
-		}
-		rng.Shuffle(len(entries), func(i, j int) { entries[i], entries[j] = entries[j], entries[i] })
-		if entries == nil {
-			entries = []any{}
-		}
-		body["snapshot"] = entries
+		g.pool[i] = s
 	}
-	return body, dedupe(rules)
+	g.states = make([]randState, len(g.pool))
+}
+
+func (g *randLog) principal() any {
+	if g.rng.IntN(6) == 0 {
+		return nil
+	}
+	return g.ids[g.rng.IntN(len(g.ids))]
+}
+
+// events draws 1..40 events in seq order: writes, forgets, reopens and reassigns.
+func (g *randLog) events() []any {
+	rng := g.rng
+	var events []any
+	seq := 0
+	nev := 1 + rng.IntN(40)
+	for i := 0; i < nev; i++ {
+		seq += 1 + rng.IntN(3)
+		si := rng.IntN(len(g.pool))
+		alias := rng.IntN(3) == 0
+		switch r := rng.IntN(20); {
+		case r < 8:
+			events = append(events, g.write(seq, si, alias))
+		case r < 14:
+			events = append(events, g.forget(seq, si, alias))
+		case r < 17:
+			events = append(events, g.reopen(seq, si, alias))
+		default:
+			events = append(events, g.reassign(seq))
+		}
+	}
+	return events
+}
+
+func (g *randLog) write(seq, si int, alias bool) obj {
+	v := g.rng.IntN(5)
+	if g.rng.IntN(2) == 0 {
+		v = g.states[si].version + 1
+	}
+	e := wr(seq, g.pool[si].raw(g.rng, g.dims, alias), g.principal(), v)
+	g.states[si] = randState{live: true, version: v, touched: true}
+	return e
+}
+
+// forget draws a forget that records an envelope two times in three, sometimes naming
+// a principal outside the table.
+func (g *randLog) forget(seq, si int, alias bool) obj {
+	rng := g.rng
+	var envelope any
+	if rng.IntN(3) != 0 {
+		var e []any
+		for _, id := range g.ids {
+			if rng.IntN(2) == 0 {
+				e = append(e, id)
+			}
+		}
+		if rng.IntN(5) == 0 {
+			e = append(e, "p-retired")
+		}
+		if e == nil {
+			e = []any{}
+		}
+		envelope = e
+	}
+	e := fg(seq, g.pool[si].raw(rng, g.dims, alias), g.principal(), envelope)
+	g.states[si].live = false
+	g.states[si].touched = true
+	return e
+}
+
+// reopen draws a reopen whose authority_checked is true, false, a string or absent.
+func (g *randLog) reopen(seq, si int, alias bool) obj {
+	var checked any
+	switch g.rng.IntN(4) {
+	case 0:
+		checked = true
+	case 1:
+		checked = false
+	case 2:
+		checked = "true"
+	}
+	return ro(seq, g.pool[si].raw(g.rng, g.dims, alias), g.principal(), checked)
+}
+
+func (g *randLog) reassign(seq int) obj {
+	rng := g.rng
+	session := obj{}
+	for _, d := range g.dims {
+		if rng.IntN(2) == 0 {
+			session[d] = randValues[rng.IntN(len(randValues))]
+		}
+	}
+	var to any
+	if rng.IntN(2) == 0 {
+		to = g.ids[rng.IntN(len(g.ids))]
+	}
+	var checked any
+	if rng.IntN(2) == 0 {
+		checked = true
+	}
+	g.rules = append(g.rules, "FE-R-27")
+	return ra(seq, session, g.principal(), to, checked)
+}
+
+// snapshot draws the state the generator meant (which is the replayed state only in
+// transitional mode: a terminal reopen makes a slot absent), perturbed or not.
+func (g *randLog) snapshot() []any {
+	rng := g.rng
+	var entries []any
+	for si, st := range g.states {
+		if st.live && rng.IntN(8) != 0 {
+			v := st.version
+			if rng.IntN(6) == 0 {
+				v++
+			}
+			entries = append(entries, se(g.pool[si].raw(rng, g.dims, rng.IntN(3) == 0), v))
+		}
+	}
+	if rng.IntN(4) == 0 {
+		extra := g.pool[rng.IntN(len(g.pool))]
+		entries = append(entries, se(extra.raw(rng, g.dims, true), rng.IntN(3)))
+	}
+	if len(entries) > 0 && rng.IntN(5) == 0 {
+		entries = append(entries, entries[rng.IntN(len(entries))])
+	}
+	rng.Shuffle(len(entries), func(i, j int) { entries[i], entries[j] = entries[j], entries[i] })
+	if entries == nil {
+		entries = []any{}
+	}
+	return entries
 }
 
 func dedupe(xs []string) []string {
