@@ -52,6 +52,18 @@ func k(scope obj, name any) obj { return obj{"scope": scope, "name": name} }
 // kA is the seed's key tenant:A/agent:7/session:s1 with a name.
 func kA(name string) obj { return k(sc("tenant", "A", "agent", "7", "session", "s1"), name) }
 
+// concat joins groups of edge cases in order.
+func concat(groups ...[]edge) []edge {
+	var out []edge
+	for _, g := range groups {
+		out = append(out, g...)
+	}
+	return out
+}
+
+// kB is a key of the same agent and session in tenant B.
+func kB(name string) obj { return k(sc("tenant", "B", "agent", "7", "session", "s1"), name) }
+
 func wr(seq any, key obj, principal any, version any) obj {
 	e := obj{"seq": seq, "op": "write", "key": key, "version": version}
 	if principal != nil {
@@ -201,7 +213,7 @@ func manySnapshot(n int) []any {
 
 func edgeCases() ([]Case, error) {
 	var out []Case
-	for _, e := range append(append(refusalEdges(), factorEdges()...), gateEdges()...) {
+	for _, e := range concat(refusalEdges(), factorEdges(), gateEdges()) {
 		var c Case
 		var err error
 		name := "oracle-edge-" + e.name
@@ -218,8 +230,14 @@ func edgeCases() ([]Case, error) {
 	return out, nil
 }
 
+// refusalEdges exercise every refusal rule and its boundaries, in the corpus's order.
 func refusalEdges() []edge {
 	v := valid()
+	return concat(syntaxEdges(v), headerEdges(v), eventEdges(v), keyEdges(v), envelopeSnapshotEdges(v))
+}
+
+// syntaxEdges exercise the body cap and the strict JSON reading (FE-R-2, FE-R-3).
+func syntaxEdges(v obj) []edge {
 	deep := strings.Repeat("[", 63) + strings.Repeat("]", 63)
 	tooDeep := strings.Repeat("[", 64) + strings.Repeat("]", 64)
 	vb, _ := json.Marshal(v)
@@ -242,6 +260,13 @@ func refusalEdges() []edge {
 		{"FE-R-3-depth-65", rs("FE-R-3", "export_required"), nil, []byte(`{"zz":` + tooDeep + `,` + vs[1:])},
 		{"FE-R-3-top-level-array", rs("FE-R-3", "export_required"), []any{v}, nil},
 		{"FE-R-3-top-level-null", rs("FE-R-3", "export_required"), nil, []byte(`null`)},
+	}
+}
+
+// headerEdges exercise the format, the forget mode, the scope dimensions and the principal
+// table (FE-R-5 … FE-R-7).
+func headerEdges(v obj) []edge {
+	return []edge{
 		{"FE-R-5-format-absent", rs("FE-R-5", "format_invalid"), without(v, "format"), nil},
 		{"FE-R-5-format-null", rs("FE-R-5", "FE-R-4", "format_invalid"), with(v, "format", nil), nil},
 		{"FE-R-5-format-case", rs("FE-R-5", "format_invalid"), with(v, "format", "Mutation-log"), nil},
@@ -273,6 +298,12 @@ func refusalEdges() []edge {
 		{"FE-R-7-grant-value-number", rs("FE-R-7", "principals_invalid"), with(v, "principals", []any{pr("p-owner"), pr("p-other", sc("tenant", 1))}), nil},
 		{"FE-R-7-grants-null-is-none", rs("FE-R-7", "FE-R-4", "FE-R-23"), with(v, "principals", []any{pr("p-owner"), obj{"id": "p-other", "grants": nil}}), nil},
 		{"FE-R-7-principals-empty-declares-none", rs("FE-R-7", "FE-R-30"), with(v, "principals", []any{}), nil},
+	}
+}
+
+// eventEdges exercise the events array, seqs, versions and ops (FE-R-8 … FE-R-10).
+func eventEdges(v obj) []edge {
+	return []edge{
 		{"FE-R-8-events-absent", rs("FE-R-8", "events_required"), without(v, "events"), nil},
 		{"FE-R-8-events-object", rs("FE-R-8", "events_required"), with(v, "events", obj{}), nil},
 		{"FE-R-8-events-empty", rs("FE-R-8", "events_empty"), with(v, "events", []any{}), nil},
@@ -314,6 +345,12 @@ func refusalEdges() []edge {
 			with(ra(3, sc("session", "s1"), nil, nil, nil), "key", 12, "version", "v", "envelope", "e"),
 			with(ro(4, kA("a"), nil, nil), "envelope", 1, "version", -3, "to", ""),
 			with(wr(5, kA("b"), nil, 1), "zz_unknown", obj{"deep": []any{1, "canary"}})), nil},
+	}
+}
+
+// keyEdges exercise keys, sessions and event principals (FE-R-11, FE-R-25).
+func keyEdges(v obj) []edge {
+	return []edge{
 		{"FE-R-11-key-absent", rs("FE-R-11", "event_key_invalid"), eventsWith(wr(1, kA("a"), nil, 1), without(fg(2, kA("a"), nil, nil), "key")), nil},
 		{"FE-R-11-key-string", rs("FE-R-11", "event_key_invalid"), eventsWith(with(ro(1, kA("a"), nil, nil), "key", "tenant:A/pref")), nil},
 		{"FE-R-11-key-null", rs("FE-R-11", "FE-R-4", "event_key_invalid"), eventsWith(with(wr(1, kA("a"), nil, 1), "key", nil)), nil},
@@ -338,6 +375,12 @@ func refusalEdges() []edge {
 		{"FE-R-25-to-not-in-table", rs("FE-R-25", "event_principal_invalid"), eventsWith(ra(1, sc("session", "s1"), "p-owner", "p-third", nil)), nil},
 		{"FE-R-25-to-on-write-ignored", rs("FE-R-25", "FE-R-10"), eventsWith(with(wr(1, kA("a"), "p-owner", 1), "to", "p-nobody")), nil},
 		{"FE-R-25-key-before-principal", rs("FE-R-1", "FE-R-25", "event_key_invalid"), eventsWith(wr(1, kA("a"), "", 1), without(wr(2, kA("a"), nil, 1), "key")), nil},
+	}
+}
+
+// envelopeSnapshotEdges exercise recorded envelopes and the snapshot (FE-R-20, FE-R-28).
+func envelopeSnapshotEdges(v obj) []edge {
+	return []edge{
 		{"FE-R-20-envelope-string", rs("FE-R-20", "envelope_invalid"), eventsWith(wr(1, kA("a"), nil, 1), fg(2, kA("a"), nil, "p-owner")), nil},
 		{"FE-R-20-envelope-number-entry", rs("FE-R-20", "envelope_invalid"), eventsWith(fg(1, kA("a"), nil, []any{"p-owner", 2})), nil},
 		{"FE-R-20-envelope-null-entry", rs("FE-R-20", "FE-R-4", "envelope_invalid"), eventsWith(fg(1, kA("a"), nil, []any{nil})), nil},

@@ -17,8 +17,14 @@ func tr(events ...obj) obj { return with(log3("transitional", events...), "princ
 // tm is a terminal log with the seed's two principals.
 func tm(events ...obj) obj { return with(log3("terminal", events...), "principals", owners) }
 
+// factorEdges exercise the readings behind the seven factors, in the corpus's order.
 func factorEdges() []edge {
-	kB := func(name string) obj { return k(sc("tenant", "B", "agent", "7", "session", "s1"), name) }
+	return concat(canonicalEdges(), replayEdges(), envelopeEdges(), authorityEdges(), boundaryEdges())
+}
+
+// canonicalEdges exercise canonicalization and slot identity (FE-R-12, FE-R-13), after the
+// worked example (FE-R-41).
+func canonicalEdges() []edge {
 	return []edge{
 		{"FE-R-41-worked-example", rs("FE-R-41", "FE-R-22", "FE-R-23", "FE-R-24", "FE-R-27", "FE-R-29"), workedExample(), nil},
 		{"FE-R-12-trim-and-lower-alias", rs("FE-R-12", "FE-R-24"), tr(
@@ -48,6 +54,13 @@ func factorEdges() []edge {
 		{"FE-R-13-aliased-slots-counted", rs("FE-R-13", "FE-R-33"), tr(
 			wr(1, kA("a"), "p-owner", 1), wr(2, kA("A"), "p-owner", 2), wr(3, kA(" a"), "p-owner", 3),
 			wr(4, kA("b"), "p-owner", 1), fg(5, kA("b"), "p-owner", nil), ro(6, kA("B"), "p-owner", nil), wr(7, kA("c"), "p-owner", 1)), nil},
+	}
+}
+
+// replayEdges exercise replay: seq order, the transition table, versions, reinserts and the
+// governing forget (FE-R-14 … FE-R-19).
+func replayEdges() []edge {
+	return []edge{
 		{"FE-R-14-replay-by-seq-not-array", rs("FE-R-14", "FE-R-18", "FE-R-29"), with(tr(
 			wr(30, kA("pref"), "p-other", 3), fg(20, kA("pref"), "p-owner", env("p-owner")), wr(10, kA("pref"), "p-owner", 1)),
 			"snapshot", snap(se(kA("pref"), 3))), nil},
@@ -92,6 +105,13 @@ func factorEdges() []edge {
 			wr(4, kA("Pref"), "p-other", 2)), nil},
 		{"FE-R-19-other-slot-forget-does-not-govern", rs("FE-R-19"), tr(
 			wr(1, kA("a"), "p-owner", 1), fg(2, kA("b"), "p-owner", env("p-owner")), wr(3, kA("a"), "p-other", 2), wr(4, kB("b"), "p-other", 1)), nil},
+	}
+}
+
+// envelopeEdges exercise envelopes, their rate, attribution, grants and aliases
+// (FE-R-20 … FE-R-24, FE-R-32).
+func envelopeEdges() []edge {
+	return []edge{
 		{"FE-R-20-empty-envelope-admits-no-one", rs("FE-R-20", "FE-R-22", "FE-R-23"), tr(
 			wr(1, kA("pref"), "p-owner", 1), fg(2, kA("pref"), "p-owner", env()), wr(3, kA("pref"), "p-owner", 2)), nil},
 		{"FE-R-20-repeated-and-undeclared-entries", rs("FE-R-20", "FE-R-22"), tr(
@@ -138,6 +158,13 @@ func factorEdges() []edge {
 		{"FE-R-24-alias-against-governing-forget-only", rs("FE-R-24", "FE-R-19"), tr(
 			wr(1, kA("pref"), "p-owner", 1), fg(2, kA("pref"), "p-owner", nil), wr(3, kA("PREF"), "p-owner", 2),
 			fg(4, kA("PREF"), "p-owner", nil), wr(5, kA("pref"), "p-owner", 3), fg(6, kA("pref"), "p-owner", nil), wr(7, kA("pref"), "p-owner", 4)), nil},
+	}
+}
+
+// authorityEdges exercise reopens, reassignments, the snapshot comparison and unscoped keys
+// (FE-R-26, FE-R-27, FE-R-29, FE-R-31).
+func authorityEdges() []edge {
+	return []edge{
 		{"FE-R-26-terminal-reopens-checked-and-not", rs("FE-R-26"), tm(
 			wr(1, kA("a"), "p-owner", 1), fg(2, kA("a"), "p-owner", env("p-owner")), ro(3, kA("a"), "p-owner", true),
 			wr(4, kA("b"), "p-owner", 1), fg(5, kA("b"), "p-owner", env("p-owner")), ro(6, kA("b"), "p-other", "true"),
@@ -170,6 +197,13 @@ func factorEdges() []edge {
 		{"FE-R-31-unscoped-keys-audited", rs("FE-R-31", "FE-R-23"), with(tr(
 			wr(1, k(sc(), "pref"), "p-owner", 1), fg(2, k(sc(), "pref"), "p-owner", env("p-owner")), wr(3, k(sc(), "PREF"), "p-other", 2)),
 			"snapshot", snap(se(k(sc(), "pref"), 2))), nil},
+	}
+}
+
+// boundaryEdges are the cases added at the boundaries of earlier readings (FE-R-7, FE-R-13,
+// FE-R-26, FE-R-33); they stay last so the corpus keeps its order.
+func boundaryEdges() []edge {
+	return []edge{
 		{"FE-R-13-blank-value-is-present-empty", rs("FE-R-13", "FE-R-12"), tr(
 			wr(1, k(sc("tenant", "A", "agent", " \t "), "n"), "p-owner", 1), fg(2, k(sc("tenant", "A", "agent", ""), "n"), "p-owner", env("p-owner")),
 			wr(3, k(sc("tenant", "A"), "n"), "p-owner", 2), wr(4, k(sc("tenant", "A", "agent", "\r\n"), "n"), "p-other", 3)), nil},

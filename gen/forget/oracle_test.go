@@ -205,7 +205,6 @@ func checkFactor(t *testing.T, tc factorCase) {
 
 // TestFactors: per reading, the members the text fixes, derived by hand.
 func TestFactors(t *testing.T) {
-	kB := func(name string) obj { return k(sc("tenant", "B", "agent", "7", "session", "s1"), name) }
 	for _, tc := range []factorCase{
 		{"FE-R-12/trim-lower", tr(wr(1, kA("pref"), "p-owner", 1), fg(2, kA("pref"), "p-owner", env("p-owner")),
 			wr(3, k(sc("tenant", " a\t", "agent", "7", "session", "S1\r\n"), "PREF"), "p-owner", 2)),

@@ -9,7 +9,6 @@ const ProvenanceRegression = "regression"
 // Their shapes are those of the logs the issue counts: multi-tenant stores with
 // the seed's owner and agent-wide principals.
 func regressionEdges() []edge {
-	kB := func(name string) obj { return k(sc("tenant", "B", "agent", "7", "session", "s1"), name) }
 	// A session-scoped owner forgets its key; an agent-wide peer writes it back.
 	escalation := func(mode string) obj {
 		return log3(mode,
