@@ -3,7 +3,11 @@ package gen
 // edgeCases computes the hand-authored cases (provenance "synthetic edge case").
 func edgeCases() ([]Case, error) {
 	var specs []edgeSpec
-	specs = append(specs, refusalSpecs()...)
+	specs = append(specs, strictJSONSpecs()...)
+	specs = append(specs, familyFormSpecs()...)
+	specs = append(specs, recordSpecs()...)
+	specs = append(specs, contentSpecs()...)
+	specs = append(specs, manifestSpecs()...)
 	specs = append(specs, capSpecs()...)
 	specs = append(specs, matrixSpecs()...)
 	specs = append(specs, matrixGateSpecs()...)

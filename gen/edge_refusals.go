@@ -7,7 +7,9 @@ func okExport() obj {
 	return mem0(txt("r1", "note-a", "user_id", "u1"), txt("r2", "note-b", "user_id", "u2"))
 }
 
-func refusalSpecs() []edgeSpec {
+// strictJSONSpecs are the bodies R-3 refuses or accepts by their bytes (export_required),
+// written as body_base64.
+func strictJSONSpecs() []edgeSpec {
 	valid := `{"family":"mem0","form":"full_text","records":[{"id":"r1","content_text":"note-a","user_id":"u1"}]}`
 	deep := func(levels int) string {
 		// top-level object (1) > records array (2) > record (3) > metadata objects (4..levels)
@@ -15,7 +17,6 @@ func refusalSpecs() []edgeSpec {
 		return `{"family":"mem0","form":"full_text","records":[{"id":"r1","content_text":"note-a","metadata":` + inner + `}]}`
 	}
 	return []edgeSpec{
-		// R-3 strictness: body_base64, the bytes matter.
 		{name: "export_required-bom", rules: rules("export_required", "R-3"), raw: append([]byte{0xEF, 0xBB, 0xBF}, valid...)},
 		{name: "export_required-duplicate-key-top", rules: rules("export_required", "R-3"),
 			raw: []byte(`{"family":"mem0","form":"full_text","family":"mem0","records":[{"id":"r1","content_text":"note-a"}]}`)},
@@ -53,8 +54,12 @@ func refusalSpecs() []edgeSpec {
 		{name: "export_required-bad-escape", rules: rules("export_required", "R-3"),
 			raw: []byte(`{"family":"mem0","form":"full_text","records":[{"id":"r1","content_text":"a\x"}]}`)},
 		{name: "R-3-whitespace-around-accepted", rules: rules("R-3"), raw: []byte(" \n\t" + valid + "\r\n ")},
+	}
+}
 
-		// family
+// familyFormSpecs exercise family_required, family_unknown and form_invalid.
+func familyFormSpecs() []edgeSpec {
+	return []edgeSpec{
 		{name: "family_required-missing", rules: rules("family_required"), body: okExport().without("family")},
 		{name: "family_required-null", rules: rules("family_required", "R-4"), body: okExport().with("family", nil)},
 		{name: "family_unknown-name", rules: rules("family_unknown"), body: okExport().with("family", "openai")},
@@ -71,8 +76,13 @@ func refusalSpecs() []edgeSpec {
 		{name: "form_invalid-not-string", rules: rules("form_invalid"), body: okExport().with("form", true)},
 		{name: "form_invalid-before-records_required", rules: rules("form_invalid", "records_required", "R-1"),
 			body: okExport().with("form", "hash").without("records")},
+	}
+}
 
-		// records
+// recordSpecs exercise the records array, each record's shape and id, and the R-1 scan
+// order across records.
+func recordSpecs() []edgeSpec {
+	return []edgeSpec{
 		{name: "records_required-missing", rules: rules("records_required"), body: okExport().without("records")},
 		{name: "records_required-null", rules: rules("records_required", "R-4"), body: okExport().with("records", nil)},
 		{name: "records_required-object", rules: rules("records_required"), body: okExport().with("records", obj{"id": "r1"})},
@@ -110,8 +120,12 @@ func refusalSpecs() []edgeSpec {
 			body: mem0(txt("r1", "note-a").without("content_text"), txt("r2", "note-b"), txt("r2", "note-c"))},
 		{name: "record_id_duplicate-case-sensitive-accepted", rules: rules("record_id_duplicate"),
 			body: mem0(txt("r1", "note-a", "user_id", "u1"), txt("R1", "note-a", "user_id", "u1"))},
+	}
+}
 
-		// content fields
+// contentSpecs exercise content_text_required and content_hash_required.
+func contentSpecs() []edgeSpec {
+	return []edgeSpec{
 		{name: "content_text_required-missing", rules: rules("content_text_required"),
 			body: mem0(txt("r1", "note-a"), obj{"id": "r2", "content_hash": "h2"})},
 		{name: "content_text_required-null", rules: rules("content_text_required", "R-4"),
@@ -132,8 +146,13 @@ func refusalSpecs() []edgeSpec {
 			body: ex("letta", "hash_only", hsh("r1", "h1").with("content_hash", nil))},
 		{name: "content_hash_required-full-text-ignores-hash", rules: rules("content_hash_required", "content_text_required"),
 			body: mem0(txt("r1", "note-a", "content_hash", "", "user_id", "u1"))},
+	}
+}
 
-		// manifest
+// manifestSpecs exercise the manifest, its declared_scope_keys, the variant, and the members
+// R-5 ignores.
+func manifestSpecs() []edgeSpec {
+	return []edgeSpec{
 		{name: "manifest_invalid-array", rules: rules("manifest_invalid"), body: okExport().with("manifest", list())},
 		{name: "manifest_invalid-string", rules: rules("manifest_invalid"), body: okExport().with("manifest", "global")},
 		{name: "manifest_invalid-false", rules: rules("manifest_invalid"), body: okExport().with("manifest", false)},
