@@ -47,26 +47,13 @@ func (a *analysis) sameSetValue(copies []int, field string) bool {
 // R-22..R-24, R-33, R-36..R-41).
 func (a *analysis) crossScopeClusters(undeclaredLabel string) clusterResult {
 	var res clusterResult
-
-	// Members per content key: live scoped records, Letta templates excluded.
-	byKey := map[string][]int{}
-	var keyOrder []string
-	for i := 0; i < a.n; i++ {
-		if !a.live[i] || !a.scope[i].has || a.template[i] {
-			continue
-		}
-		if _, seen := byKey[a.ckey[i]]; !seen {
-			keyOrder = append(keyOrder, a.ckey[i])
-		}
-		byKey[a.ckey[i]] = append(byKey[a.ckey[i]], i)
-	}
-
 	type formed struct {
 		memberIDs []string
 		out       CrossCluster
 	}
 	var all []formed
 
+	byKey, keyOrder := a.membersByContent()
 	for _, key := range keyOrder {
 		members := byKey[key]
 		var copies []int
@@ -75,25 +62,7 @@ func (a *analysis) crossScopeClusters(undeclaredLabel string) clusterResult {
 				copies = append(copies, i)
 			}
 		}
-
-		isCluster := false
-		if a.letta {
-			for x := 0; x < len(copies) && !isCluster; x++ {
-				for y := x + 1; y < len(copies); y++ {
-					if disjoint(a.scope[copies[x]].set, a.scope[copies[y]].set) {
-						isCluster = true
-						break
-					}
-				}
-			}
-		} else {
-			ids := map[string]bool{}
-			for _, i := range copies {
-				ids[a.scope[i].identity] = true
-			}
-			isCluster = len(ids) >= 2
-		}
-		if !isCluster {
+		if !a.crossScope(copies) {
 			continue
 		}
 		if a.letta && (a.sameSetValue(copies, "template_id") || a.sameSetValue(copies, "base_template_id")) {
@@ -101,92 +70,21 @@ func (a *analysis) crossScopeClusters(undeclaredLabel string) clusterResult {
 			continue
 		}
 
-		var c CrossCluster
-		anyN4, anyN3, anyN2 := false, false, false
-		keySets := map[string]bool{}
-		scopes := map[string]bool{}
-		covered, allSourced := 0, true
-		sources := map[string]bool{}
-		for _, i := range copies {
-			anyN4 = anyN4 || a.n4[i]
-			anyN3 = anyN3 || a.n3[i]
-			anyN2 = anyN2 || a.n2[i]
-			keySets[a.scope[i].keySet] = true
-			scopes[a.scope[i].identity] = true
-			if a.covered[i] {
-				covered++
-			}
-			if s, ok := counting(a.v.records[i]["source"]); ok {
-				sources[s] = true
-			} else {
-				allSourced = false
-			}
-		}
-		b5Ran := allSourced
-		disagree := b5Ran && len(sources) >= 2
-		anyCovered := covered > 0
-		allCovered := covered == len(copies)
-		n5 := !a.letta && len(keySets) >= 2
-
-		switch {
-		case anyN4:
-			c.DecidedBy = "N4"
-		case anyN3:
-			c.DecidedBy = "N3"
-		case anyN2:
-			c.DecidedBy = "N2"
-		case n5:
-			c.DecidedBy = "N5"
-		case disagree && anyCovered:
-			c.DecidedBy = "B5"
-		case anyCovered && !allCovered:
-			c.DecidedBy = "N1"
-		case allCovered:
-			c.DecidedBy = "B1"
-		default:
-			c.DecidedBy = "B2"
-		}
-		switch c.DecidedBy {
-		case "B1":
-			c.Classification = "marked_shared"
-			c.Statement = statementMarkedShared
-			res.markedShared++
-		case "B2":
-			c.Classification = "undeclared"
-			c.Statement = undeclaredLabel
-			res.undeclared++
-		default:
-			c.Classification = "ambiguous"
-			c.Statement = statusNotAssessable
-			c.Reason = ambiguousReason[c.DecidedBy]
-			res.ambiguous++
-		}
+		d := a.decide(copies)
+		c := CrossCluster{DecidedBy: d.rule, DistinctScopes: d.scopes}
+		res.classify(&c, undeclaredLabel)
 		if c.DecidedBy == "B5" {
 			for _, i := range copies {
 				res.referrals = append(res.referrals, a.ids[i])
 			}
 		}
-		if b5Ran {
-			c.DistinctSources = intp(len(sources))
+		if d.b5Ran {
+			c.DistinctSources = intp(d.sources)
 		} else {
 			res.b5NotRun++
 		}
-		c.DistinctScopes = len(scopes)
-
 		var ids []string
-		for _, i := range members {
-			ids = append(ids, a.ids[i])
-		}
-		sort.Strings(ids)
-		for _, id := range ids {
-			i := a.byID[id]
-			c.Members = append(c.Members, ClusterMember{
-				ID:      id,
-				Scope:   a.scope[i].str,
-				Global:  a.scope[i].global,
-				Covered: a.covered[i] && !a.scope[i].global,
-			})
-		}
+		ids, c.Members = a.clusterMembers(members)
 		all = append(all, formed{memberIDs: ids, out: c})
 	}
 
@@ -198,6 +96,137 @@ func (a *analysis) crossScopeClusters(undeclaredLabel string) clusterResult {
 	}
 	res.referrals = uniqueSorted(res.referrals)
 	return res
+}
+
+// membersByContent groups the live scoped records by content key, in first-seen order;
+// Letta templates are excluded.
+func (a *analysis) membersByContent() (map[string][]int, []string) {
+	byKey := map[string][]int{}
+	var keyOrder []string
+	for i := 0; i < a.n; i++ {
+		if !a.live[i] || !a.scope[i].has || a.template[i] {
+			continue
+		}
+		if _, seen := byKey[a.ckey[i]]; !seen {
+			keyOrder = append(keyOrder, a.ckey[i])
+		}
+		byKey[a.ckey[i]] = append(byKey[a.ckey[i]], i)
+	}
+	return byKey, keyOrder
+}
+
+// crossScope says whether the non-global copies of one content form a cluster: two
+// disjoint attachment sets for Letta, two scope identities otherwise.
+func (a *analysis) crossScope(copies []int) bool {
+	if !a.letta {
+		ids := map[string]bool{}
+		for _, i := range copies {
+			ids[a.scope[i].identity] = true
+		}
+		return len(ids) >= 2
+	}
+	for x := 0; x < len(copies); x++ {
+		for y := x + 1; y < len(copies); y++ {
+			if disjoint(a.scope[copies[x]].set, a.scope[copies[y]].set) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// decision is the rule that decides one cluster and the counts it reports.
+type decision struct {
+	rule    string // N4, N3, N2, N5, B5, N1, B1 or B2
+	b5Ran   bool   // every copy names a source
+	sources int    // distinct sources, when b5Ran
+	scopes  int    // distinct scope identities
+}
+
+// decide applies the precedence order to one cluster's copies.
+func (a *analysis) decide(copies []int) decision {
+	anyN4, anyN3, anyN2 := false, false, false
+	keySets := map[string]bool{}
+	scopes := map[string]bool{}
+	covered, allSourced := 0, true
+	sources := map[string]bool{}
+	for _, i := range copies {
+		anyN4 = anyN4 || a.n4[i]
+		anyN3 = anyN3 || a.n3[i]
+		anyN2 = anyN2 || a.n2[i]
+		keySets[a.scope[i].keySet] = true
+		scopes[a.scope[i].identity] = true
+		if a.covered[i] {
+			covered++
+		}
+		if s, ok := counting(a.v.records[i]["source"]); ok {
+			sources[s] = true
+		} else {
+			allSourced = false
+		}
+	}
+	d := decision{b5Ran: allSourced, sources: len(sources), scopes: len(scopes)}
+	disagree := d.b5Ran && len(sources) >= 2
+	anyCovered := covered > 0
+	allCovered := covered == len(copies)
+	switch {
+	case anyN4:
+		d.rule = "N4"
+	case anyN3:
+		d.rule = "N3"
+	case anyN2:
+		d.rule = "N2"
+	case !a.letta && len(keySets) >= 2:
+		d.rule = "N5"
+	case disagree && anyCovered:
+		d.rule = "B5"
+	case anyCovered && !allCovered:
+		d.rule = "N1"
+	case allCovered:
+		d.rule = "B1"
+	default:
+		d.rule = "B2"
+	}
+	return d
+}
+
+// classify states a decided cluster's classification and counts it.
+func (res *clusterResult) classify(c *CrossCluster, undeclaredLabel string) {
+	switch c.DecidedBy {
+	case "B1":
+		c.Classification = "marked_shared"
+		c.Statement = statementMarkedShared
+		res.markedShared++
+	case "B2":
+		c.Classification = "undeclared"
+		c.Statement = undeclaredLabel
+		res.undeclared++
+	default:
+		c.Classification = "ambiguous"
+		c.Statement = statusNotAssessable
+		c.Reason = ambiguousReason[c.DecidedBy]
+		res.ambiguous++
+	}
+}
+
+// clusterMembers lists a cluster's members (globals included) sorted by id.
+func (a *analysis) clusterMembers(members []int) ([]string, []ClusterMember) {
+	var ids []string
+	for _, i := range members {
+		ids = append(ids, a.ids[i])
+	}
+	sort.Strings(ids)
+	var out []ClusterMember
+	for _, id := range ids {
+		i := a.byID[id]
+		out = append(out, ClusterMember{
+			ID:      id,
+			Scope:   a.scope[i].str,
+			Global:  a.scope[i].global,
+			Covered: a.covered[i] && !a.scope[i].global,
+		})
+	}
+	return ids, out
 }
 
 func uniqueSorted(in []string) []string {
