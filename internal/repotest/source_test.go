@@ -18,11 +18,11 @@ import (
 
 // goFile is one Go source file of the module, parsed.
 type goFile struct {
-	path string // slash-separated, from the repository root
+	path  string // slash-separated, from the repository root
 	test  bool   // a _test.go file
 	lines int    // newlines, as wc -l counts
 	fset  *token.FileSet
-	file *ast.File
+	file  *ast.File
 }
 
 // goPackage is the files of one directory of the module.
