@@ -1,6 +1,7 @@
 package repotest
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 	"testing"
@@ -46,10 +47,8 @@ func TestImportRules(t *testing.T) {
 					continue
 				}
 				covered++
-				for _, dep := range dependencies(module, byDir, p, r.tests) {
-					if forbidden(dep, r.forbid) {
-						t.Errorf("%s depends on %s", p.dir, dep)
-					}
+				for _, problem := range r.violations(module, byDir, p) {
+					t.Error(problem)
 				}
 			}
 			if covered == 0 {
@@ -57,6 +56,17 @@ func TestImportRules(t *testing.T) {
 			}
 		})
 	}
+}
+
+// violations names each forbidden dependency of p.
+func (r importRule) violations(module string, byDir map[string]goPackage, p goPackage) []string {
+	var out []string
+	for _, dep := range dependencies(module, byDir, p, r.tests) {
+		if forbidden(dep, r.forbid) {
+			out = append(out, fmt.Sprintf("%s depends on %s", p.dir, dep))
+		}
+	}
+	return out
 }
 
 // dependencies lists what p depends on: module packages by directory and other
@@ -188,18 +198,26 @@ func levelOf(dir string) (int, bool) {
 func TestImportsPointDown(t *testing.T) {
 	module := modulePath(t)
 	for _, p := range packages(sourceFiles(t)) {
-		from, ok := levelOf(p.dir)
-		if !ok {
-			t.Errorf("%s has no level: add it to levels and to docs/architecture.md", p.dir)
-			continue
-		}
-		for _, dep := range p.imports(module, false) {
-			to, ok := levelOf(dep)
-			if ok && to >= from {
-				t.Errorf("%s (level %d) imports %s (level %d): imports point down", p.dir, from, dep, to)
-			}
+		for _, problem := range levelViolations(module, p) {
+			t.Error(problem)
 		}
 	}
+}
+
+// levelViolations names p's imports of packages at its level or above, or p itself
+// when it has no level.
+func levelViolations(module string, p goPackage) []string {
+	from, ok := levelOf(p.dir)
+	if !ok {
+		return []string{p.dir + " has no level: add it to levels and to docs/architecture.md"}
+	}
+	var out []string
+	for _, dep := range p.imports(module, false) {
+		if to, ok := levelOf(dep); ok && to >= from {
+			out = append(out, fmt.Sprintf("%s (level %d) imports %s (level %d): imports point down", p.dir, from, dep, to))
+		}
+	}
+	return out
 }
 
 // TestPackageDocs: each package has a doc comment naming its job, on its non-test files
