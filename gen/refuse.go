@@ -80,6 +80,30 @@ func validate(top any) (*validated, *Refusal) {
 		return nil, refusal(ruleFormInvalid)
 	}
 
+	records, r := validateRecords(body, form)
+	if r != nil {
+		return nil, r
+	}
+	manifest, r := validateManifest(body, family, records)
+	if r != nil {
+		return nil, r
+	}
+
+	variant := familyVariants[family][0] // published default
+	if vv := body["variant"]; !isNull(vv) {
+		s, ok := vv.(string)
+		if !ok || !contains(familyVariants[family], s) {
+			return nil, refusal(ruleVariantUnknown)
+		}
+		variant = s
+	}
+
+	return &validated{family: family, form: form, variant: variant, manifest: manifest, records: records}, nil
+}
+
+// validateRecords applies the records rules, from records_required to the content field
+// of the form.
+func validateRecords(body map[string]any, form string) ([]map[string]any, *Refusal) {
 	recsV, isArr := body["records"].([]any)
 	if !isArr {
 		return nil, refusal(ruleRecordsRequired)
@@ -125,55 +149,50 @@ func validate(top any) (*validated, *Refusal) {
 			}
 		}
 	}
+	return records, nil
+}
 
-	var manifest map[string]any
-	if mv := body["manifest"]; !isNull(mv) {
-		m, ok := asObject(mv)
-		if !ok {
-			return nil, refusal(ruleManifestInvalid)
-		}
-		manifest = m
+// validateManifest applies manifest_invalid and declared_scope_keys_invalid; the manifest
+// is nil when absent or null.
+func validateManifest(body map[string]any, family string, records []map[string]any) (map[string]any, *Refusal) {
+	mv := body["manifest"]
+	if isNull(mv) {
+		return nil, nil
 	}
-	if manifest != nil {
-		if dk := manifest["declared_scope_keys"]; !isNull(dk) {
-			arr, ok := dk.([]any)
-			if !ok {
-				return nil, refusal(ruleDeclaredScopeKeysInval)
-			}
-			var declared []string
-			for _, e := range arr {
-				s, ok := e.(string)
-				// The content fields of both forms, and the names a family's
-				// records carry their text under natively, are never scope keys.
-				if !ok || contains(neverScopeKeys, s) {
-					return nil, refusal(ruleDeclaredScopeKeysInval)
+	manifest, ok := asObject(mv)
+	if !ok {
+		return nil, refusal(ruleManifestInvalid)
+	}
+	dk := manifest["declared_scope_keys"]
+	if isNull(dk) {
+		return manifest, nil
+	}
+	arr, ok := dk.([]any)
+	if !ok {
+		return nil, refusal(ruleDeclaredScopeKeysInval)
+	}
+	var declared []string
+	for _, e := range arr {
+		s, ok := e.(string)
+		// The content fields of both forms, and the names a family's
+		// records carry their text under natively, are never scope keys.
+		if !ok || contains(neverScopeKeys, s) {
+			return nil, refusal(ruleDeclaredScopeKeysInval)
+		}
+		declared = append(declared, s)
+	}
+	// A declared key whose value reads as free text holds content, and a scope
+	// is printed. Letta ignores declared keys.
+	if family != "letta" {
+		for i, r := range records {
+			for _, k := range declared {
+				if v, ok := r[k].(string); ok && freeText(v) {
+					return nil, recordRefusal(ruleDeclaredScopeKeysInval, i)
 				}
-				declared = append(declared, s)
-			}
-			// A declared key whose value reads as free text holds content, and a scope
-			// is printed. Letta ignores declared keys.
-			if family != "letta" {
-				for i, r := range records {
-					for _, k := range declared {
-						if v, ok := r[k].(string); ok && freeText(v) {
-							return nil, recordRefusal(ruleDeclaredScopeKeysInval, i)
-						}
-					}
-				}
 			}
 		}
 	}
-
-	variant := familyVariants[family][0] // published default
-	if vv := body["variant"]; !isNull(vv) {
-		s, ok := vv.(string)
-		if !ok || !contains(familyVariants[family], s) {
-			return nil, refusal(ruleVariantUnknown)
-		}
-		variant = s
-	}
-
-	return &validated{family: family, form: form, variant: variant, manifest: manifest, records: records}, nil
+	return manifest, nil
 }
 
 // neverScopeKeys are the names manifest.declared_scope_keys may not list: the
