@@ -73,28 +73,8 @@ func (a *analysis) audit(c *publishedCriteria, st statuses) *Audit {
 	eligible, scoped := a.eligibleCount()
 	distinct := a.distinctScopes()
 	var f Factors
-
-	// (1) scope_presence
-	switch {
-	case st.scopePresence.Status == statusAssessable:
-		r := percent(scoped, eligible, reasonNoEligible)
-		f.ScopePresence = ScopePresence{Status: statusAssessable, Scoped: intp(scoped), Eligible: intp(eligible), DistinctScopes: intp(distinct), Rate: &r}
-	case st.scopePresence.Reason == reasonNoEligible:
-		f.ScopePresence = ScopePresence{Status: statusNotAssessable, Reason: reasonNoEligible, Scoped: intp(0), Eligible: intp(0), DistinctScopes: intp(distinct)}
-	default:
-		f.ScopePresence = ScopePresence{Status: statusNotAssessable, Reason: st.scopePresence.Reason}
-	}
-
-	// (2) unscoped_rate
-	switch {
-	case st.unscopedRate.Status == statusAssessable:
-		r := percent(eligible-scoped, eligible, reasonNoEligible)
-		f.UnscopedRate = UnscopedRate{Status: statusAssessable, Unscoped: intp(eligible - scoped), Eligible: intp(eligible), Rate: &r}
-	case st.unscopedRate.Reason == reasonNoEligible:
-		f.UnscopedRate = UnscopedRate{Status: statusNotAssessable, Reason: reasonNoEligible, Unscoped: intp(0), Eligible: intp(0)}
-	default:
-		f.UnscopedRate = UnscopedRate{Status: statusNotAssessable, Reason: st.unscopedRate.Reason}
-	}
+	f.ScopePresence = scopePresence(st.scopePresence, scoped, eligible, distinct)
+	f.UnscopedRate = unscopedRate(st.unscopedRate, scoped, eligible)
 
 	// The marked share of live records belongs to the coverage block (marker_convention,
 	// R-34) and is repeated inside cross_scope_clusters, both only when that factor is
@@ -136,16 +116,7 @@ func (a *analysis) audit(c *publishedCriteria, st statuses) *Audit {
 	// (5) duplicates
 	f.Duplicates = a.duplicates()
 
-	// coverage
-	cov := Coverage{
-		ScopeKeys:          append([]string{}, a.keys...),
-		ScopeKeysSource:    a.keysSource,
-		Eligible:           eligible,
-		NotLive:            a.n - live,
-		SplitState:         a.splitState,
-		DanglingSupersedes: a.dangling,
-		ManifestIgnored:    a.man.ignored,
-	}
+	cov := a.coverage(eligible, live)
 	// The marker convention does not engage where the factor cannot be assessed (P0):
 	// its facts are then absent from the coverage block, never zeros.
 	if st.clusters.Status == statusAssessable {
@@ -154,6 +125,54 @@ func (a *analysis) audit(c *publishedCriteria, st statuses) *Audit {
 		cov.TemplateLineage = intp(cr.templateLineage)
 		cov.M3DeclaredAbsent = &m3
 		cov.MarkedShare = &share
+	}
+	return &Audit{
+		Family: a.v.family, Form: a.v.form, Variant: a.v.variant,
+		Records: a.n, Live: live,
+		VerdictPrefix:  verdictPrefix(a.n, live, f),
+		ScopeStatement: c.ScopeText,
+		HonestyLine:    c.HonestyLine,
+		Factors:        f,
+		Coverage:       cov,
+	}
+}
+
+// scopePresence is factor (1); with no eligible record its counts are zeros.
+func scopePresence(st Status, scoped, eligible, distinct int) ScopePresence {
+	switch {
+	case st.Status == statusAssessable:
+		r := percent(scoped, eligible, reasonNoEligible)
+		return ScopePresence{Status: statusAssessable, Scoped: intp(scoped), Eligible: intp(eligible), DistinctScopes: intp(distinct), Rate: &r}
+	case st.Reason == reasonNoEligible:
+		return ScopePresence{Status: statusNotAssessable, Reason: reasonNoEligible, Scoped: intp(0), Eligible: intp(0), DistinctScopes: intp(distinct)}
+	default:
+		return ScopePresence{Status: statusNotAssessable, Reason: st.Reason}
+	}
+}
+
+// unscopedRate is factor (2); with no eligible record its counts are zeros.
+func unscopedRate(st Status, scoped, eligible int) UnscopedRate {
+	switch {
+	case st.Status == statusAssessable:
+		r := percent(eligible-scoped, eligible, reasonNoEligible)
+		return UnscopedRate{Status: statusAssessable, Unscoped: intp(eligible - scoped), Eligible: intp(eligible), Rate: &r}
+	case st.Reason == reasonNoEligible:
+		return UnscopedRate{Status: statusNotAssessable, Reason: reasonNoEligible, Unscoped: intp(0), Eligible: intp(0)}
+	default:
+		return UnscopedRate{Status: statusNotAssessable, Reason: st.Reason}
+	}
+}
+
+// coverage is the coverage block but for the marker convention's facts.
+func (a *analysis) coverage(eligible, live int) Coverage {
+	cov := Coverage{
+		ScopeKeys:          append([]string{}, a.keys...),
+		ScopeKeysSource:    a.keysSource,
+		Eligible:           eligible,
+		NotLive:            a.n - live,
+		SplitState:         a.splitState,
+		DanglingSupersedes: a.dangling,
+		ManifestIgnored:    a.man.ignored,
 	}
 	for i := 0; i < a.n; i++ {
 		if a.scope[i].standIn {
@@ -170,16 +189,7 @@ func (a *analysis) audit(c *publishedCriteria, st statuses) *Audit {
 			cov.Contested++
 		}
 	}
-
-	return &Audit{
-		Family: a.v.family, Form: a.v.form, Variant: a.v.variant,
-		Records: a.n, Live: live,
-		VerdictPrefix:  verdictPrefix(a.n, live, f),
-		ScopeStatement: c.ScopeText,
-		HonestyLine:    c.HonestyLine,
-		Factors:        f,
-		Coverage:       cov,
-	}
+	return cov
 }
 
 // verdictPrefix is the verdict line up to and excluding " — <check_end>"
