@@ -266,15 +266,25 @@ func readHeader(x *export, top map[string]any) *Refusal {
 	return nil
 }
 
+// optionalArray reads an optional top-level array: absent (or null), an array, or the
+// refusal rule when it is something else.
+func optionalArray(top map[string]any, name, rule string) (arr []any, present bool, r *Refusal) {
+	v, ok := member(top, name)
+	if !ok {
+		return nil, false, nil
+	}
+	arr, ok = v.([]any)
+	if !ok {
+		return nil, true, refuse(rule)
+	}
+	return arr, true, nil
+}
+
 // readPrincipals reads the principal table when it is declared (FE-R-7).
 func readPrincipals(x *export, top map[string]any) *Refusal {
-	pv, ok := member(top, "principals")
-	if !ok {
-		return nil
-	}
-	parr, ok := pv.([]any)
-	if !ok {
-		return refuse("principals_invalid")
+	parr, present, r := optionalArray(top, "principals", "principals_invalid")
+	if !present || r != nil {
+		return r
 	}
 	seenID := map[string]bool{}
 	for i, pe := range parr {
@@ -468,13 +478,9 @@ func readEnvelopes(x *export, objs []map[string]any) *Refusal {
 // readSnapshot reads the snapshot when it is present; its entries are checked before
 // its count (FE-R-28).
 func readSnapshot(x *export, top map[string]any) *Refusal {
-	sv, ok := member(top, "snapshot")
-	if !ok {
-		return nil
-	}
-	sarr, ok := sv.([]any)
-	if !ok {
-		return refuse("snapshot_invalid")
+	sarr, present, r := optionalArray(top, "snapshot", "snapshot_invalid")
+	if !present || r != nil {
+		return r
 	}
 	x.hasSnapshot = true
 	x.snapshot = []snapEntry{}
