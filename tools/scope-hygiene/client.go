@@ -62,7 +62,7 @@ flags:
 // clientOpts are the session's options and how the outcome is printed.
 type clientOpts struct {
 	session.Options
-	json bool // one JSON object on stdout instead of words
+	jsonOut bool // one JSON object on stdout instead of words
 }
 
 // clientSummary is the -json output.
@@ -110,7 +110,7 @@ func clientCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		progress := func(line string) { fmt.Fprintln(stderr, "scope-hygiene client: "+line) }
 		out = session.Run(ctx, o.Options, files, progress)
 	}
-	return printOutcome(out, o.json, stdout, stderr)
+	return printOutcome(out, o.jsonOut, stdout, stderr)
 }
 
 // parseInterleaved parses flags before and after the file names ("audit export.json -wallet
@@ -162,7 +162,7 @@ func clientFlags(op string, o *clientOpts) *flag.FlagSet {
 	fs.StringVar(&o.MaxSpend, "max-spend", "0.05", "the most one audit may cost, in USDC; a 402 asking more is refused before signing")
 	fs.DurationVar(&o.PendingFor, "pending-for", 2*time.Minute, "how long to follow a pending settlement before giving up (the transaction id is printed)")
 	fs.StringVar(&o.Payment, "payment", "", "audit: re-send a payment kept from an earlier run (<o>.payment) to collect the report it paid for, without paying again")
-	fs.BoolVar(&o.json, "json", false, "print one JSON object on stdout (for machines): the outcome, the verdict line and every factor as signed")
+	fs.BoolVar(&o.jsonOut, "json", false, "print one JSON object on stdout (for machines): the outcome, the verdict line and every factor as signed")
 	fs.StringVar(&o.Criteria, "criteria", "", "the rule set, by criteria id from GET /criteria/index (default: the primary criteria; for a mutation log, the rule set served for its format)")
 	return fs
 }
