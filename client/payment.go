@@ -76,20 +76,9 @@ func BuildPayment(ctx context.Context, chain ChainRPC, o *Offer, payer solana.Pr
 	if err != nil {
 		return nil, errors.New("client: the 402 payTo is not a Solana address")
 	}
-	acc, err := chain.GetAccountInfo(ctx, mint)
-	if err != nil || acc == nil || acc.Value == nil {
-		return nil, fmt.Errorf("client: read the mint account: %w", orNotFound(err))
-	}
-	if !acc.Value.Owner.Equals(solana.TokenProgramID) {
-		return nil, errors.New("client: the asset is not a classic SPL Token mint")
-	}
-	data := acc.Value.Data.GetBinary()
-	if len(data) < 82 {
-		return nil, errors.New("client: the asset account is not a mint")
-	}
-	decimals := data[44]
-	if o.Decimals != 0 && decimals != o.Decimals {
-		return nil, fmt.Errorf("client: the asset has %d decimals, the spend cap counts in %d; nothing was signed", decimals, o.Decimals)
+	decimals, err := mintDecimals(ctx, chain, mint, o.Decimals)
+	if err != nil {
+		return nil, err
 	}
 	blockhash, err := recentBlockhash(ctx, chain, o)
 	if err != nil {
@@ -118,11 +107,44 @@ func BuildPayment(ctx context.Context, chain ChainRPC, o *Offer, payer solana.Pr
 		token.NewTransferCheckedInstruction(o.Units, decimals, src, mint, dst, owner, nil).Build(),
 		solana.NewInstruction(solana.MemoProgramID, nil, []byte(memo)),
 	}
+	raw, err := payerSigned(ixs, blockhash, feePayer, payer)
+	if err != nil {
+		return nil, err
+	}
+	return &PaymentPayload{X402Version: 2, Resource: resource, Accepted: o.Requirements,
+		Payload: ExactPayload{Transaction: base64.StdEncoding.EncodeToString(raw)}}, nil
+}
+
+// mintDecimals reads the mint account of a classic SPL Token and returns its decimals, refusing
+// decimals other than want (0: any).
+func mintDecimals(ctx context.Context, chain ChainRPC, mint solana.PublicKey, want uint8) (uint8, error) {
+	acc, err := chain.GetAccountInfo(ctx, mint)
+	if err != nil || acc == nil || acc.Value == nil {
+		return 0, fmt.Errorf("client: read the mint account: %w", orNotFound(err))
+	}
+	if !acc.Value.Owner.Equals(solana.TokenProgramID) {
+		return 0, errors.New("client: the asset is not a classic SPL Token mint")
+	}
+	data := acc.Value.Data.GetBinary()
+	if len(data) < 82 {
+		return 0, errors.New("client: the asset account is not a mint")
+	}
+	decimals := data[44]
+	if want != 0 && decimals != want {
+		return 0, fmt.Errorf("client: the asset has %d decimals, the spend cap counts in %d; nothing was signed", decimals, want)
+	}
+	return decimals, nil
+}
+
+// payerSigned builds the v0 transaction of ixs with feePayer paying the fees (its signature slot
+// left empty), signs it as payer, and returns its wire bytes.
+func payerSigned(ixs []solana.Instruction, blockhash solana.Hash, feePayer solana.PublicKey, payer solana.PrivateKey) ([]byte, error) {
 	tx, err := solana.NewTransaction(ixs, blockhash, solana.TransactionPayer(feePayer))
 	if err != nil {
 		return nil, fmt.Errorf("client: build transaction: %w", err)
 	}
 	tx.Message.SetVersion(solana.MessageVersionV0)
+	owner := payer.PublicKey()
 	if _, err := tx.PartialSign(func(k solana.PublicKey) *solana.PrivateKey {
 		if k.Equals(owner) {
 			return &payer
@@ -135,8 +157,7 @@ func BuildPayment(ctx context.Context, chain ChainRPC, o *Offer, payer solana.Pr
 	if err != nil {
 		return nil, fmt.Errorf("client: encode transaction: %w", err)
 	}
-	return &PaymentPayload{X402Version: 2, Resource: resource, Accepted: o.Requirements,
-		Payload: ExactPayload{Transaction: base64.StdEncoding.EncodeToString(raw)}}, nil
+	return raw, nil
 }
 
 // recentBlockhash takes extra.recentBlockhash when the server gave one, else asks the chain.

@@ -94,79 +94,124 @@ func writeKeypair(path string, k solana.PrivateKey) error {
 	return os.WriteFile(path, b, 0o600)
 }
 
+// devWallets are the three keypairs of a local chain: the service's fee payer, the operator's
+// pay-to wallet, and the caller's payer.
+type devWallets struct {
+	feePayer, payTo, payer solana.PrivateKey
+}
+
+// facadeURLs are the facade's two JSON-RPC addresses, as its banner line names them.
+type facadeURLs struct{ Client, Server string }
+
 func runDevChain(ctx context.Context, o devChainOpts, stdout, stderr io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if _, err := exec.LookPath("node"); err != nil {
-		return errors.New("node (v20+) is required for the local chain and was not found")
-	}
-	facade, err := filepath.Abs(o.facade)
+	facade, err := facadeScript(o.facade)
 	if err != nil {
 		return err
+	}
+	dir, keys, err := prepareDevDir(o.dir)
+	if err != nil {
+		return err
+	}
+	urls, stopFacade, err := startFacade(ctx, facade, stderr)
+	if err != nil {
+		return err
+	}
+	defer stopFacade()
+	if err := fundDevChain(urls.Client, keys); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "dev-chain: local Solana up: USDC mint %s, payer %s holds %d USDC units, fee payer %s funded\n",
+		x402.Devnet.USDCMint, keys.payer.PublicKey(), devPayerUSDCUnits, keys.feePayer.PublicKey())
+	rpcURL, closeRPC, err := proxyRPC(o.rpcAddr, urls.Client)
+	if err != nil {
+		return err
+	}
+	defer closeRPC()
+	srv, addr, err := startPaidServe(ctx, o.addr, dir, urls.Server, keys.payTo, stderr)
+	if err != nil {
+		return err
+	}
+	printNextLines(stdout, o.dir, addr, rpcURL)
+	if err := srv.Wait(); err != nil && ctx.Err() == nil {
+		return errors.New("serve stopped")
+	}
+	return nil
+}
+
+// facadeScript finds node and the facade script with its npm packages installed.
+func facadeScript(path string) (string, error) {
+	if _, err := exec.LookPath("node"); err != nil {
+		return "", errors.New("node (v20+) is required for the local chain and was not found")
+	}
+	facade, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
 	}
 	if _, err := os.Stat(filepath.Join(filepath.Dir(facade), "node_modules", "litesvm")); err != nil {
-		return errors.New("the facade's npm packages are missing: run scripts/dev-chain.sh (it installs them)")
+		return "", errors.New("the facade's npm packages are missing: run scripts/dev-chain.sh (it installs them)")
 	}
+	return facade, nil
+}
+
+// prepareDevDir empties the previous run's ledger from dir and writes new wallets and the sample
+// export into it; it returns dir as an absolute path.
+func prepareDevDir(path string) (string, devWallets, error) {
 	// The chain starts empty every time, so the ledger of a previous run is dropped too.
 	for _, f := range []string{"scope-hygiene.db", "scope-hygiene.db-wal", "scope-hygiene.db-shm"} {
-		if err := os.Remove(filepath.Join(o.dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
+		if err := os.Remove(filepath.Join(path, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return "", devWallets{}, err
 		}
 	}
-	if err := os.MkdirAll(o.dir, 0o700); err != nil {
-		return err
+	if err := os.MkdirAll(path, 0o700); err != nil {
+		return "", devWallets{}, err
 	}
-	dir, err := filepath.Abs(o.dir)
+	dir, err := filepath.Abs(path)
 	if err != nil {
-		return err
+		return "", devWallets{}, err
 	}
-	feePayer, payTo, payer := solana.NewWallet().PrivateKey, solana.NewWallet().PrivateKey, solana.NewWallet().PrivateKey
-	for name, k := range map[string]solana.PrivateKey{"fee-payer.json": feePayer, "pay-to.json": payTo, "payer.json": payer} {
+	keys := devWallets{solana.NewWallet().PrivateKey, solana.NewWallet().PrivateKey, solana.NewWallet().PrivateKey}
+	for name, k := range map[string]solana.PrivateKey{"fee-payer.json": keys.feePayer, "pay-to.json": keys.payTo, "payer.json": keys.payer} {
 		if err := writeKeypair(filepath.Join(dir, name), k); err != nil {
-			return err
+			return "", devWallets{}, err
 		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, "export.json"), []byte(devSample), 0o644); err != nil {
-		return err
+		return "", devWallets{}, err
 	}
+	return dir, keys, nil
+}
 
-	// 1. The facade: LiteSVM behind JSON-RPC, on two loopback ports (callers', service's).
+// startFacade starts LiteSVM behind JSON-RPC, on two loopback ports (callers', service's), and
+// returns them with what stops it.
+func startFacade(ctx context.Context, facade string, stderr io.Writer) (facadeURLs, func(), error) {
 	node := exec.CommandContext(ctx, "node", filepath.Base(facade))
 	node.Dir = filepath.Dir(facade)
 	node.Stderr = stderr
 	stdin, _ := node.StdinPipe() // the facade exits when this closes
 	nodeOut, _ := node.StdoutPipe()
 	if err := node.Start(); err != nil {
-		return fmt.Errorf("start the facade: %w", err)
+		return facadeURLs{}, nil, fmt.Errorf("start the facade: %w", err)
 	}
-	defer func() { stdin.Close(); node.Process.Kill(); node.Wait() }()
+	stop := func() { stdin.Close(); node.Process.Kill(); node.Wait() }
 	line, err := bufio.NewReader(nodeOut).ReadString('\n')
 	if err != nil {
-		return errors.New("the facade did not start")
+		stop()
+		return facadeURLs{}, nil, errors.New("the facade did not start")
 	}
-	var urls struct{ Client, Server string }
+	var urls facadeURLs
 	if err := json.Unmarshal([]byte(line), &urls); err != nil {
-		return errors.New("the facade's banner is not JSON")
+		stop()
+		return facadeURLs{}, nil, errors.New("the facade's banner is not JSON")
 	}
+	return urls, stop, nil
+}
 
-	// 2. Chain state: the devnet USDC mint, payTo's USDC account, a funded fee payer, the payer's USDC.
+// fundDevChain sets up the chain state: the devnet USDC mint, payTo's USDC account, a funded fee
+// payer, the payer's USDC.
+func fundDevChain(facade string, keys devWallets) error {
 	usdc := x402.Devnet.USDCMint
-	ctl := func(op string, args map[string]any) error {
-		args["op"] = op
-		b, _ := json.Marshal(args)
-		res, err := http.Post(urls.Client+"/control", "application/json", bytes.NewReader(b))
-		if err != nil {
-			return fmt.Errorf("facade %s: %w", op, err)
-		}
-		defer res.Body.Close()
-		var out struct {
-			OK bool `json:"ok"`
-		}
-		if json.NewDecoder(res.Body).Decode(&out) != nil || !out.OK {
-			return fmt.Errorf("facade %s refused", op)
-		}
-		return nil
-	}
 	ata := func(owner solana.PublicKey) string {
 		a, _, _ := solana.FindAssociatedTokenAddress(owner, usdc)
 		return a.String()
@@ -176,53 +221,97 @@ func runDevChain(ctx context.Context, o devChainOpts, stdout, stderr io.Writer) 
 		args map[string]any
 	}{
 		{"createMint", map[string]any{"mint": usdc.String(), "decimals": 6}},
-		{"setTokenAccount", map[string]any{"account": ata(payTo.PublicKey()), "mint": usdc.String(), "owner": payTo.PublicKey().String(), "amount": 0}},
-		{"airdrop", map[string]any{"address": feePayer.PublicKey().String(), "lamports": devFeePayerLamports}},
-		{"setTokenAccount", map[string]any{"account": ata(payer.PublicKey()), "mint": usdc.String(), "owner": payer.PublicKey().String(), "amount": devPayerUSDCUnits}},
+		{"setTokenAccount", map[string]any{"account": ata(keys.payTo.PublicKey()), "mint": usdc.String(), "owner": keys.payTo.PublicKey().String(), "amount": 0}},
+		{"airdrop", map[string]any{"address": keys.feePayer.PublicKey().String(), "lamports": devFeePayerLamports}},
+		{"setTokenAccount", map[string]any{"account": ata(keys.payer.PublicKey()), "mint": usdc.String(), "owner": keys.payer.PublicKey().String(), "amount": devPayerUSDCUnits}},
 	} {
-		if err := ctl(step.op, step.args); err != nil {
+		if err := facadeControl(facade, step.op, step.args); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintf(stderr, "dev-chain: local Solana up: USDC mint %s, payer %s holds %d USDC units, fee payer %s funded\n",
-		usdc, payer.PublicKey(), devPayerUSDCUnits, feePayer.PublicKey())
+	return nil
+}
 
-	// 3. Callers reach the chain at a fixed address (the facade's own port is chosen by the OS).
-	target, _ := url.Parse(urls.Client)
-	ln, err := net.Listen("tcp", o.rpcAddr)
+// facadeControl calls one operation of the facade's control endpoint.
+func facadeControl(facade, op string, args map[string]any) error {
+	args["op"] = op
+	b, _ := json.Marshal(args)
+	res, err := http.Post(facade+"/control", "application/json", bytes.NewReader(b))
 	if err != nil {
-		return fmt.Errorf("listen for the local RPC: %w", err)
+		return fmt.Errorf("facade %s: %w", op, err)
+	}
+	defer res.Body.Close()
+	var out struct {
+		OK bool `json:"ok"`
+	}
+	if json.NewDecoder(res.Body).Decode(&out) != nil || !out.OK {
+		return fmt.Errorf("facade %s refused", op)
+	}
+	return nil
+}
+
+// proxyRPC lets callers reach the chain at a fixed address (the facade's own port is chosen by the
+// OS); it returns that address's URL and what closes it.
+func proxyRPC(addr, facade string) (string, func(), error) {
+	target, _ := url.Parse(facade)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("listen for the local RPC: %w", err)
 	}
 	rpcSrv := &http.Server{Handler: httputil.NewSingleHostReverseProxy(target), ReadHeaderTimeout: 10 * time.Second}
 	go rpcSrv.Serve(ln)
-	defer rpcSrv.Close()
-	rpcURL := "http://" + ln.Addr().String()
+	return "http://" + ln.Addr().String(), func() { rpcSrv.Close() }, nil
+}
 
-	// 4. The service with payments on, against the chain.
+// startPaidServe starts this binary's serve with payments on against the chain, copies its log to
+// stderr, and returns once it serves with payments ready, with the address it serves on. A serve
+// that comes up without payments ready is interrupted and waited for.
+func startPaidServe(ctx context.Context, addr, dir, chainRPC string, payTo solana.PrivateKey, stderr io.Writer) (*exec.Cmd, string, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	srv := exec.CommandContext(ctx, self, "serve")
 	srv.Env = append(os.Environ(),
-		"SCOPE_HYGIENE_ADDR="+o.addr,
+		"SCOPE_HYGIENE_ADDR="+addr,
 		"SCOPE_HYGIENE_STORE=sqlite:"+filepath.Join(dir, "scope-hygiene.db"),
 		"SCOPE_HYGIENE_KEY_FILE="+filepath.Join(dir, "signing-key.pem"),
 		"SCOPE_HYGIENE_X402_NETWORK=devnet",
-		"SCOPE_HYGIENE_X402_RPC_URL="+urls.Server,
+		"SCOPE_HYGIENE_X402_RPC_URL="+chainRPC,
 		"SCOPE_HYGIENE_X402_FEE_PAYER_FILE="+filepath.Join(dir, "fee-payer.json"),
 		"SCOPE_HYGIENE_X402_PAY_TO="+payTo.PublicKey().String(),
 		"SCOPE_HYGIENE_X402_CHALLENGE_KEY_FILE="+filepath.Join(dir, "challenge.key"),
-		"SCOPE_HYGIENE_PUBLIC_BASE_URL=http://"+o.addr,
+		"SCOPE_HYGIENE_PUBLIC_BASE_URL=http://"+addr,
 	)
 	srv.Cancel = func() error { return srv.Process.Signal(os.Interrupt) }
 	srv.WaitDelay = 10 * time.Second
 	srvOut, _ := srv.StdoutPipe()
 	srv.Stderr = stderr
 	if err := srv.Start(); err != nil {
-		return fmt.Errorf("start serve: %w", err)
+		return nil, "", fmt.Errorf("start serve: %w", err)
 	}
 	sc := bufio.NewScanner(srvOut)
+	served, err := awaitServing(sc, stderr)
+	if errors.Is(err, errServeNotReady) {
+		srv.Cancel()
+	}
+	if err != nil {
+		srv.Wait()
+		return nil, "", err
+	}
+	go func() { // keep serve's log flowing to stderr
+		for sc.Scan() {
+			fmt.Fprintln(stderr, sc.Text())
+		}
+	}()
+	return srv, served, nil
+}
+
+var errServeNotReady = errors.New("serve did not come up with payments ready")
+
+// awaitServing copies serve's log lines to stderr until it logs the address it serves on, and
+// fails unless x402 was ready before.
+func awaitServing(sc *bufio.Scanner, stderr io.Writer) (string, error) {
 	addr, ready := "", false
 	for sc.Scan() {
 		fmt.Fprintln(stderr, sc.Text())
@@ -234,8 +323,7 @@ func runDevChain(ctx context.Context, o devChainOpts, stdout, stderr io.Writer) 
 		case msg == "x402 ready":
 			ready = true
 		case msg == "serve failed":
-			srv.Wait()
-			return errors.New("serve refused to start")
+			return "", errors.New("serve refused to start")
 		case msg == "serving":
 			addr, _ = l["addr"].(string)
 		}
@@ -244,20 +332,19 @@ func runDevChain(ctx context.Context, o devChainOpts, stdout, stderr io.Writer) 
 		}
 	}
 	if addr == "" || !ready {
-		cancel()
-		srv.Wait()
-		return errors.New("serve did not come up with payments ready")
+		return "", errServeNotReady
 	}
-	go func() { // keep serve's log flowing to stderr
-		for sc.Scan() {
-			fmt.Fprintln(stderr, sc.Text())
+	return addr, nil
+}
+
+// printNextLines prints the two command lines a caller types next, with paths as the caller gave
+// the directory.
+func printNextLines(stdout io.Writer, dir, addr, rpcURL string) {
+	rel := func(p string) string {
+		if strings.HasPrefix(dir, "/") {
+			return filepath.Join(dir, p)
 		}
-	}()
-	rel := func(p string) string { // print paths as the caller gave them
-		if strings.HasPrefix(o.dir, "/") {
-			return filepath.Join(o.dir, p)
-		}
-		return filepath.ToSlash(filepath.Join(o.dir, p))
+		return filepath.ToSlash(filepath.Join(dir, p))
 	}
 	out := filepath.Join(filepath.Dir(rel("x")), "..", "report.json")
 	out = filepath.ToSlash(filepath.Clean(out))
@@ -265,8 +352,4 @@ func runDevChain(ctx context.Context, o devChainOpts, stdout, stderr io.Writer) 
 		"http://"+addr, rpcURL, rel("payer.json"), out, rel("export.json"))
 	fmt.Fprintf(stdout, "go run ./tools/scope-hygiene verify -key %s %s\n",
 		strings.TrimSuffix(out, ".json")+".criteria.json", out)
-	if err := srv.Wait(); err != nil && ctx.Err() == nil {
-		return errors.New("serve stopped")
-	}
-	return nil
 }
