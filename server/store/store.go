@@ -4,6 +4,8 @@
 // Two backends implement Store: server/store/sqlite (the embedded default) and
 // server/store/postgres (shared by replicas). Both apply their own embedded, numbered migrations;
 // a later feature adds a table by dropping a new NNNN_name.sql file next to the existing ones.
+// What the two share is written here once: the interfaces, the migrations' loading, the write
+// keys' SQL and the keyed writes' orchestration over a backend's transaction (WriteDB, WriteTx).
 package store
 
 import (

@@ -14,10 +14,30 @@ import (
 
 var _ store.Keyed = (*Store)(nil)
 
-// replay counts one retry of wk in tx; ok is false when wk stands for no live, unspent write.
-func replay(ctx context.Context, tx pgx.Tx, wk store.WriteKey, now time.Time) (store.Replay, bool, error) {
+// writes adapts the pool to store.WriteDB.
+type writes struct{ s *Store }
+
+// BeginWrite implements store.WriteDB.
+func (w writes) BeginWrite(ctx context.Context, what string) (store.WriteTx, error) {
+	tx, err := w.s.pool.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: begin %s: %w", what, err)
+	}
+	return writeTx{tx}, nil
+}
+
+// AppendLedger implements store.WriteDB.
+func (w writes) AppendLedger(ctx context.Context, e store.LedgerEntry) (int64, error) {
+	return w.s.AppendLedger(ctx, e)
+}
+
+// writeTx adapts one pgx.Tx to store.WriteTx.
+type writeTx struct{ tx pgx.Tx }
+
+// Replay implements store.WriteTx.
+func (w writeTx) Replay(ctx context.Context, wk store.WriteKey, now time.Time) (store.Replay, bool, error) {
 	var r store.Replay
-	err := tx.QueryRow(ctx, store.ReplaySQL, string(wk), now.UnixMilli(), store.MaxReplays).Scan(&r.LedgerID, &r.Used)
+	err := w.tx.QueryRow(ctx, store.ReplaySQL, string(wk), now.UnixMilli(), store.MaxReplays).Scan(&r.LedgerID, &r.Used)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return r, false, nil
@@ -27,12 +47,34 @@ func replay(ctx context.Context, tx pgx.Tx, wk store.WriteKey, now time.Time) (s
 	return r, true, nil
 }
 
-func putKey(ctx context.Context, tx pgx.Tx, wk store.WriteKey, ledgerID *int64, used int, now time.Time) error {
-	if _, err := tx.Exec(ctx, store.PutKeySQL, string(wk), ledgerID, used, now.Add(store.KeyLifetime).UnixMilli()); err != nil {
+// PutKey implements store.WriteTx.
+func (w writeTx) PutKey(ctx context.Context, wk store.WriteKey, r store.Replay, now time.Time) error {
+	var ledgerID *int64
+	if r.LedgerID > 0 {
+		ledgerID = &r.LedgerID
+	}
+	if _, err := w.tx.Exec(ctx, store.PutKeySQL, string(wk), ledgerID, r.Used, now.Add(store.KeyLifetime).UnixMilli()); err != nil {
 		return fmt.Errorf("postgres: store write key: %w", err)
 	}
 	return nil
 }
+
+// TakeFree implements store.WriteTx.
+func (w writeTx) TakeFree(ctx context.Context, key string, now time.Time, limits store.FreeLimits) (store.FreeDecision, error) {
+	return takeFree(ctx, w.tx, key, now, limits)
+}
+
+// AppendLedger implements store.WriteTx.
+func (w writeTx) AppendLedger(ctx context.Context, e store.LedgerEntry) (int64, error) {
+	return appendLedger(ctx, w.tx, e)
+}
+
+// Commit implements store.WriteTx.
+func (w writeTx) Commit(ctx context.Context, what string) error { return commit(ctx, w.tx, what) }
+
+// Rollback implements store.WriteTx; ctx is the call's, bounded, so a black-holed connection
+// cannot hold it.
+func (w writeTx) Rollback(ctx context.Context) { w.tx.Rollback(ctx) }
 
 // commit commits tx. A commit the server cannot have received (nothing was sent) or that it
 // answered with a rollback committed nothing; any other failure (the connection cut after the
@@ -48,89 +90,19 @@ func commit(ctx context.Context, tx pgx.Tx, what string) error {
 	return fmt.Errorf("postgres: commit %s: %w", what, err)
 }
 
-// begin starts a transaction; its failure committed nothing.
-func (s *Store) begin(ctx context.Context, what string) (pgx.Tx, error) {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return nil, store.NotApplied(fmt.Errorf("postgres: begin %s: %w", what, err))
-	}
-	return tx, nil
-}
-
 // TakeFreeOnce implements store.Keyed.
 func (s *Store) TakeFreeOnce(ctx context.Context, key string, wk store.WriteKey, now time.Time, limits store.FreeLimits) (store.FreeDecision, error) {
 	ctx, cancel := bound(ctx)
 	defer cancel()
-	tx, err := s.begin(ctx, "free-tier check")
-	if err != nil {
-		return store.FreeDecision{}, err
-	}
-	defer tx.Rollback(ctx) // bounded: a black-holed connection cannot hold it
-	if wk != "" {
-		r, ok, err := replay(ctx, tx, wk, now)
-		if err != nil {
-			return store.FreeDecision{}, store.NotApplied(err)
-		}
-		if ok {
-			// A retry's count is not a use: a failed commit here consumed nothing either way.
-			if err := commit(ctx, tx, "write-key retry"); err != nil {
-				return store.FreeDecision{}, store.NotApplied(err)
-			}
-			return store.FreeDecision{Outcome: store.FreeAllowed, Used: r.Used, Replayed: true}, nil
-		}
-	}
-	d, err := takeFree(ctx, tx, key, now, limits)
-	if err != nil {
-		return d, store.NotApplied(err)
-	}
-	if d.Outcome != store.FreeAllowed {
-		return d, nil // nothing to commit: the refusal consumed nothing
-	}
-	if wk != "" {
-		if err := putKey(ctx, tx, wk, nil, d.Used, now); err != nil {
-			return store.FreeDecision{}, store.NotApplied(err)
-		}
-	}
-	if err := commit(ctx, tx, "free-tier check"); err != nil {
-		return store.FreeDecision{}, err
-	}
-	return d, nil
+	return store.TakeFreeOnce(ctx, writes{s}, key, wk, now, limits)
 }
 
-// AppendLedgerOnce implements store.Keyed.
+// AppendLedgerOnce implements store.Keyed. A write without a key is AppendLedger, which bounds
+// itself within this bound.
 func (s *Store) AppendLedgerOnce(ctx context.Context, e store.LedgerEntry, wk store.WriteKey, now time.Time) (int64, bool, error) {
-	if wk == "" {
-		id, err := s.AppendLedger(ctx, e)
-		return id, false, err
-	}
 	ctx, cancel := bound(ctx)
 	defer cancel()
-	tx, err := s.begin(ctx, "ledger append")
-	if err != nil {
-		return 0, false, err
-	}
-	defer tx.Rollback(ctx) // bounded: a black-holed connection cannot hold it
-	r, ok, err := replay(ctx, tx, wk, now)
-	if err != nil {
-		return 0, false, store.NotApplied(err)
-	}
-	if ok && r.LedgerID > 0 {
-		if err := commit(ctx, tx, "write-key retry"); err != nil {
-			return 0, false, store.NotApplied(err)
-		}
-		return r.LedgerID, true, nil
-	}
-	id, err := appendLedger(ctx, tx, e)
-	if err != nil {
-		return 0, false, store.NotApplied(err)
-	}
-	if err := putKey(ctx, tx, wk, &id, 0, now); err != nil {
-		return 0, false, store.NotApplied(err)
-	}
-	if err := commit(ctx, tx, "ledger append"); err != nil {
-		return 0, false, err
-	}
-	return id, false, nil
+	return store.AppendLedgerOnce(ctx, writes{s}, e, wk, now)
 }
 
 // FindWrite implements store.Keyed.

@@ -26,10 +26,33 @@ var (
 	probeSQL   = lite(store.ProbeSQL)
 )
 
-// replay counts one retry of wk in tx; ok is false when wk stands for no live, unspent write.
-func replay(ctx context.Context, tx *sql.Tx, wk store.WriteKey, now time.Time) (store.Replay, bool, error) {
+// writes adapts the SQLite handle to store.WriteDB.
+type writes struct{ s *Store }
+
+// BeginWrite implements store.WriteDB: BEGIN IMMEDIATE (the DSN's _txlock).
+func (w writes) BeginWrite(ctx context.Context, what string) (store.WriteTx, error) {
+	tx, err := w.s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: begin %s: %w", what, err)
+	}
+	return writeTx{tx: tx, appendLedger: w.s.appendLedger}, nil
+}
+
+// AppendLedger implements store.WriteDB.
+func (w writes) AppendLedger(ctx context.Context, e store.LedgerEntry) (int64, error) {
+	return w.s.AppendLedger(ctx, e)
+}
+
+// writeTx adapts one *sql.Tx to store.WriteTx.
+type writeTx struct {
+	tx           *sql.Tx
+	appendLedger *sql.Stmt
+}
+
+// Replay implements store.WriteTx.
+func (w writeTx) Replay(ctx context.Context, wk store.WriteKey, now time.Time) (store.Replay, bool, error) {
 	var r store.Replay
-	err := tx.QueryRowContext(ctx, replaySQL, string(wk), now.UnixMilli(), store.MaxReplays).Scan(&r.LedgerID, &r.Used)
+	err := w.tx.QueryRowContext(ctx, replaySQL, string(wk), now.UnixMilli(), store.MaxReplays).Scan(&r.LedgerID, &r.Used)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return r, false, nil
@@ -39,12 +62,33 @@ func replay(ctx context.Context, tx *sql.Tx, wk store.WriteKey, now time.Time) (
 	return r, true, nil
 }
 
-func putKey(ctx context.Context, tx *sql.Tx, wk store.WriteKey, ledgerID any, used int, now time.Time) error {
-	if _, err := tx.ExecContext(ctx, putKeySQL, string(wk), ledgerID, used, now.Add(store.KeyLifetime).UnixMilli()); err != nil {
+// PutKey implements store.WriteTx.
+func (w writeTx) PutKey(ctx context.Context, wk store.WriteKey, r store.Replay, now time.Time) error {
+	var ledgerID any
+	if r.LedgerID > 0 {
+		ledgerID = r.LedgerID
+	}
+	if _, err := w.tx.ExecContext(ctx, putKeySQL, string(wk), ledgerID, r.Used, now.Add(store.KeyLifetime).UnixMilli()); err != nil {
 		return fmt.Errorf("sqlite: store write key: %w", err)
 	}
 	return nil
 }
+
+// TakeFree implements store.WriteTx.
+func (w writeTx) TakeFree(ctx context.Context, key string, now time.Time, limits store.FreeLimits) (store.FreeDecision, error) {
+	return takeFree(ctx, w.tx, key, now, limits)
+}
+
+// AppendLedger implements store.WriteTx.
+func (w writeTx) AppendLedger(ctx context.Context, e store.LedgerEntry) (int64, error) {
+	return appendLedger(ctx, w.tx.StmtContext(ctx, w.appendLedger), w.tx, e)
+}
+
+// Commit implements store.WriteTx.
+func (w writeTx) Commit(_ context.Context, what string) error { return commit(w.tx, what) }
+
+// Rollback implements store.WriteTx.
+func (w writeTx) Rollback(context.Context) { w.tx.Rollback() }
 
 // commit commits tx. A commit that could not write its pages (a read-only or full filesystem, a
 // failed write) committed nothing: the WAL frame that commits is written last and only counts
@@ -76,74 +120,12 @@ func unwritten(err error) error {
 
 // TakeFreeOnce implements store.Keyed.
 func (s *Store) TakeFreeOnce(ctx context.Context, key string, wk store.WriteKey, now time.Time, limits store.FreeLimits) (store.FreeDecision, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return store.FreeDecision{}, store.NotApplied(fmt.Errorf("sqlite: begin free-tier check: %w", err))
-	}
-	defer tx.Rollback()
-	if wk != "" {
-		r, ok, err := replay(ctx, tx, wk, now)
-		if err != nil {
-			return store.FreeDecision{}, store.NotApplied(err)
-		}
-		if ok {
-			// A retry's count is not a use: a failed commit here consumed nothing either way.
-			if err := commit(tx, "write-key retry"); err != nil {
-				return store.FreeDecision{}, store.NotApplied(err)
-			}
-			return store.FreeDecision{Outcome: store.FreeAllowed, Used: r.Used, Replayed: true}, nil
-		}
-	}
-	d, err := takeFree(ctx, tx, key, now, limits)
-	if err != nil {
-		return d, store.NotApplied(err)
-	}
-	if d.Outcome != store.FreeAllowed {
-		return d, nil // nothing to commit: the refusal consumed nothing
-	}
-	if wk != "" {
-		if err := putKey(ctx, tx, wk, nil, d.Used, now); err != nil {
-			return store.FreeDecision{}, store.NotApplied(err)
-		}
-	}
-	if err := commit(tx, "free-tier check"); err != nil {
-		return store.FreeDecision{}, err
-	}
-	return d, nil
+	return store.TakeFreeOnce(ctx, writes{s}, key, wk, now, limits)
 }
 
 // AppendLedgerOnce implements store.Keyed.
 func (s *Store) AppendLedgerOnce(ctx context.Context, e store.LedgerEntry, wk store.WriteKey, now time.Time) (int64, bool, error) {
-	if wk == "" {
-		id, err := s.AppendLedger(ctx, e)
-		return id, false, err
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, false, store.NotApplied(fmt.Errorf("sqlite: begin ledger append: %w", err))
-	}
-	defer tx.Rollback()
-	r, ok, err := replay(ctx, tx, wk, now)
-	if err != nil {
-		return 0, false, store.NotApplied(err)
-	}
-	if ok && r.LedgerID > 0 {
-		if err := commit(tx, "write-key retry"); err != nil {
-			return 0, false, store.NotApplied(err)
-		}
-		return r.LedgerID, true, nil
-	}
-	id, err := appendLedger(ctx, tx.StmtContext(ctx, s.appendLedger), tx, e)
-	if err != nil {
-		return 0, false, store.NotApplied(err)
-	}
-	if err := putKey(ctx, tx, wk, id, 0, now); err != nil {
-		return 0, false, store.NotApplied(err)
-	}
-	if err := commit(tx, "ledger append"); err != nil {
-		return 0, false, err
-	}
-	return id, false, nil
+	return store.AppendLedgerOnce(ctx, writes{s}, e, wk, now)
 }
 
 // FindWrite implements store.Keyed.
