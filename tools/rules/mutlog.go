@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -47,41 +46,6 @@ func corpusDir(given string, set bool, ms *rules.MutLogSet) string {
 		return given
 	}
 	return ms.Criteria().Corpus.Dir
-}
-
-func testMutLog(ms *rules.MutLogSet, dir, runRE string, asJSON, withCoverage bool, stdout io.Writer) error {
-	c, err := corpus.Load(os.DirFS(dir))
-	if err != nil {
-		return fail(exitCorpus, "%w", err)
-	}
-	var filter *regexp.Regexp
-	if runRE != "" {
-		if filter, err = regexp.Compile(runRE); err != nil {
-			return fail(exitUsage, "--run: %w", err)
-		}
-	}
-	pin, pinErr := c.VerifyPin(ms.Criteria().Corpus.SHA256)
-	var cov *corpus.Coverage
-	var obs rules.Observer
-	if withCoverage {
-		cov = corpus.NewCoverageOf(ms)
-		obs = cov
-	}
-	s := corpus.Summary{}
-	for i := range c.Cases {
-		cs := &c.Cases[i]
-		if filter != nil && !filter.MatchString(cs.Name) {
-			continue
-		}
-		r := corpus.RunCaseMutLog(ms, cs, obs)
-		if r.Passed() {
-			s.Passed++
-		} else {
-			s.Failed++
-		}
-		s.Results = append(s.Results, r)
-	}
-	return reportRun(stdout, ms.ID(), ms.Revision(), c.Index.ID, s, cov, pin, pinErr, asJSON, filter != nil)
 }
 
 func pinMutLog(ms *rules.MutLogSet, crit, dir string, write bool, stdout io.Writer) error {
