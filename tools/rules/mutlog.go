@@ -345,6 +345,8 @@ var decisionSubjects = map[string]string{
 	"reassign": "every session reassignment",
 }
 
+// renderMutLogExplanation is the terminal form of a log's explanation: the verdict line, the
+// decisions by name, each judged event, then the log facts and the gates.
 func renderMutLogExplanation(ms *rules.MutLogSet, ex *mutlog.Explanation) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n\n", ex.Report.VerdictLine)
@@ -374,40 +376,46 @@ func renderMutLogExplanation(ms *rules.MutLogSet, ex *mutlog.Explanation) string
 		}
 		b.WriteString("\n")
 	}
+	writeMutLogGates(&b, ex)
+	return b.String()
+}
+
+// writeMutLogGates writes the log facts the gates read, then the gates that say whether the rule
+// set applies, each factor's assessability gates and the fact gates read after replay.
+func writeMutLogGates(b *strings.Builder, ex *mutlog.Explanation) {
 	b.WriteString("\nlog facts the gates read:\n")
 	for _, k := range sortedKeys(ex.Facts) {
-		fmt.Fprintf(&b, "  %-22s %v\n", k, factText(ex.Facts[k]))
+		fmt.Fprintf(b, "  %-22s %v\n", k, factText(ex.Facts[k]))
 	}
 	if len(ex.DoesNotApply) > 0 {
 		b.WriteString("\ndoes the rule set apply (the first gate that holds says it does not):\n")
 		for _, g := range ex.DoesNotApply {
-			fmt.Fprintf(&b, "      %-10s %q when %s\n", holdsText(g.Value), g.Rule, oneLine(g.Text))
+			fmt.Fprintf(b, "      %-10s %q when %s\n", holdsText(g.Value), g.Rule, oneLine(g.Text))
 		}
 	}
 	b.WriteString("\nassessability gates, per factor in order (the first that holds makes it NOT ASSESSABLE):\n")
 	for _, g := range ex.Gates {
-		fmt.Fprintf(&b, "  %s\n", g.Factor)
+		fmt.Fprintf(b, "  %s\n", g.Factor)
 		if len(g.Gates) == 0 {
 			b.WriteString("      no gate\n")
 		}
 		for _, r := range g.Gates {
-			fmt.Fprintf(&b, "      %-10s %q when %s\n", holdsText(r.Value), r.Rule, oneLine(r.Text))
+			fmt.Fprintf(b, "      %-10s %q when %s\n", holdsText(r.Value), r.Rule, oneLine(r.Text))
 		}
 	}
 	if len(ex.FactGates) > 0 {
 		b.WriteString("\nfact gates, read after replay over the factor's counts")
 		for _, k := range sortedKeys(ex.Counts) {
-			fmt.Fprintf(&b, " · %s %d", k, ex.Counts[k])
+			fmt.Fprintf(b, " · %s %d", k, ex.Counts[k])
 		}
 		b.WriteString(":\n")
 		for _, g := range ex.FactGates {
-			fmt.Fprintf(&b, "  %s\n", g.Factor)
+			fmt.Fprintf(b, "  %s\n", g.Factor)
 			for _, r := range g.Gates {
-				fmt.Fprintf(&b, "      %-10s %q when %s\n", holdsText(r.Value), r.Rule, oneLine(r.Text))
+				fmt.Fprintf(b, "      %-10s %q when %s\n", holdsText(r.Value), r.Rule, oneLine(r.Text))
 			}
 		}
 	}
-	return b.String()
 }
 
 func factText(v any) string {
