@@ -11,6 +11,7 @@ import (
 	"github.com/scopehygiene/scope-hygiene/corpus"
 	"github.com/scopehygiene/scope-hygiene/gen"
 	"github.com/scopehygiene/scope-hygiene/rules"
+	"github.com/scopehygiene/scope-hygiene/tools/rules/internal/pin"
 	"github.com/scopehygiene/scope-hygiene/tools/rules/internal/repass"
 	"github.com/scopehygiene/scope-hygiene/tools/rules/internal/revdiff"
 )
@@ -122,8 +123,6 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-var pinLine = regexp.MustCompile(`(?m)^(  sha256: )"[^"\n]*"`)
-
 func cmdPin(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("pin", stderr)
 	crit := fs.String("criteria", defaultCrit, "criteria file")
@@ -139,42 +138,41 @@ func cmdPin(args []string, stdout, stderr io.Writer) error {
 		}
 		d := corpusDir(*dir, flagSet(fs, "corpus"), ms)
 		if *reindex {
-			if err := reindexMutLog(ms, d); err != nil {
-				return err
+			idx := corpus.Index{ID: ms.Criteria().Corpus.ID, CriteriaID: ms.ID(), CriteriaRevision: ms.Revision()}
+			if err := pin.Reindex(d, idx); err != nil {
+				return pinFailure(err)
 			}
 		}
 		return pinMutLog(ms, *crit, d, *write, stdout)
 	}
-	c, err := corpus.Load(os.DirFS(*dir))
+	c, sum, err := pin.Of(*dir)
 	if err != nil {
-		return fail(exitCorpus, "%w", err)
+		return pinFailure(err)
 	}
-	if _, err := c.VerifyPin(""); err != nil {
-		return &exitError{code: exitCorpus, err: err}
-	}
-	pin := c.Index.SHA256
 	if *write {
-		src, err := os.ReadFile(*crit)
-		if err != nil {
-			return fail(exitInput, "read criteria: %w", err)
-		}
-		if !pinLine.Match(src) {
-			return fail(exitInput, "%s has no corpus sha256 line to update", *crit)
-		}
-		src = pinLine.ReplaceAll(src, []byte(`${1}"`+pin+`"`))
-		if err := os.WriteFile(*crit, src, 0o644); err != nil {
-			return fail(exitInput, "write criteria: %w", err)
+		if err := pin.Write(*crit, sum); err != nil {
+			return pinFailure(err)
 		}
 	}
 	ps, err := loadCriteria(*crit)
 	if err != nil {
 		return err
 	}
-	if want := ps.Criteria().Corpus.SHA256; want != pin {
-		return fail(exitCorpus, "%s names corpus pin %s, the corpus is %s (run: rules pin --write)", filepath.Base(*crit), want, pin)
+	if want := ps.Criteria().Corpus.SHA256; want != sum {
+		return fail(exitCorpus, "%s names corpus pin %s, the corpus is %s (run: rules pin --write)", filepath.Base(*crit), want, sum)
 	}
-	fmt.Fprintf(stdout, "%s %s\n", c.Index.ID, pin)
+	fmt.Fprintf(stdout, "%s %s\n", c.Index.ID, sum)
 	return nil
+}
+
+// pinFailure is the exit of a failed pin step: a failure of the corpus itself is exit 4, a file
+// that could not be read or written exit 5.
+func pinFailure(err error) error {
+	var ce *pin.CorpusError
+	if errors.As(err, &ce) {
+		return &exitError{code: exitCorpus, err: err}
+	}
+	return &exitError{code: exitInput, err: err}
 }
 
 func cmdDiff(args []string, stdout, stderr io.Writer) error {

@@ -1,20 +1,18 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/scopehygiene/scope-hygiene/corpus"
 	"github.com/scopehygiene/scope-hygiene/evaluator/mutlog"
 	"github.com/scopehygiene/scope-hygiene/rules"
+	"github.com/scopehygiene/scope-hygiene/tools/rules/internal/pin"
 )
 
 // The commands on a criteria file of kind mutation-log (criteria/forget-envelope.yaml): the kind
@@ -49,34 +47,22 @@ func corpusDir(given string, set bool, ms *rules.MutLogSet) string {
 }
 
 func pinMutLog(ms *rules.MutLogSet, crit, dir string, write bool, stdout io.Writer) error {
-	c, err := corpus.Load(os.DirFS(dir))
+	c, sum, err := pin.Of(dir)
 	if err != nil {
-		return fail(exitCorpus, "%w", err)
+		return pinFailure(err)
 	}
-	if _, err := c.VerifyPin(""); err != nil {
-		return &exitError{code: exitCorpus, err: err}
-	}
-	pin := c.Index.SHA256
 	if write {
-		src, err := os.ReadFile(crit)
-		if err != nil {
-			return fail(exitInput, "read criteria: %w", err)
-		}
-		if !pinLine.Match(src) {
-			return fail(exitInput, "%s has no corpus sha256 line to update", crit)
-		}
-		src = pinLine.ReplaceAll(src, []byte(`${1}"`+pin+`"`))
-		if err := os.WriteFile(crit, src, 0o644); err != nil {
-			return fail(exitInput, "write criteria: %w", err)
+		if err := pin.Write(crit, sum); err != nil {
+			return pinFailure(err)
 		}
 		if ms, _, err = mutLogCriteria(crit); err != nil {
 			return err
 		}
 	}
-	if want := ms.Criteria().Corpus.SHA256; want != pin {
-		return fail(exitCorpus, "%s names corpus pin %s, the corpus is %s (run: rules pin --criteria %s --write)", crit, want, pin, crit)
+	if want := ms.Criteria().Corpus.SHA256; want != sum {
+		return fail(exitCorpus, "%s names corpus pin %s, the corpus is %s (run: rules pin --criteria %s --write)", crit, want, sum, crit)
 	}
-	fmt.Fprintf(stdout, "%s %s\n", c.Index.ID, pin)
+	fmt.Fprintf(stdout, "%s %s\n", c.Index.ID, sum)
 	return nil
 }
 
@@ -281,42 +267,6 @@ func readInput(cmd string, pos []string) ([]byte, *corpus.Case, error) {
 		return nil, nil, fail(exitInput, "corpus case: %w", err)
 	}
 	return export, cs, nil
-}
-
-// reindexMutLog rewrites a mutation-log corpus's index.json to list every cases/*.json, sorted by
-// name, and pins it (the merge of the oracle's generated cases with the hand-derived ones). It
-// decides no expected output: those stay as the oracle and the hand derivation wrote them.
-func reindexMutLog(ms *rules.MutLogSet, dir string) error {
-	names, err := filepath.Glob(filepath.Join(dir, "cases", "*.json"))
-	if err != nil {
-		return fail(exitInput, "list cases: %w", err)
-	}
-	sort.Strings(names)
-	idx := corpus.Index{ID: ms.Criteria().Corpus.ID, CriteriaID: ms.ID(), CriteriaRevision: ms.Revision(), Cases: []string{}}
-	for _, n := range names {
-		idx.Cases = append(idx.Cases, strings.TrimSuffix(filepath.Base(n), ".json"))
-	}
-	write := func() error {
-		b, err := json.MarshalIndent(idx, "", "  ")
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dir, "index.json"), append(b, '\n'), 0o644)
-	}
-	if err := write(); err != nil {
-		return fail(exitInput, "write index: %w", err)
-	}
-	c, err := corpus.Load(os.DirFS(dir))
-	if err != nil {
-		return fail(exitCorpus, "%w", err)
-	}
-	if idx.SHA256, err = c.Pin(); err != nil {
-		return fail(exitCorpus, "%w", err)
-	}
-	if err := write(); err != nil {
-		return fail(exitInput, "write index: %w", err)
-	}
-	return nil
 }
 
 // explainMutLog prints why a log's report reads as it does: each decision of each event by its
