@@ -204,14 +204,23 @@ func (c *txChecks) feePayerInNoInstruction() error {
 	return nil
 }
 
+// computeBudgetArg is the argument of the instruction at index i when it is a ComputeBudget
+// instruction of kind disc, n data bytes long with the kind byte, on no account.
+func (c *txChecks) computeBudgetArg(i int, disc byte, n int) ([]byte, bool) {
+	ix := c.m.Instructions[i]
+	if !c.program(ix).Equals(solana.ComputeBudget) || len(ix.Accounts) != 0 || len(ix.Data) != n || ix.Data[0] != disc {
+		return nil, false
+	}
+	return ix.Data[1:], true
+}
+
 // computeLimit is C09: SetComputeUnitLimit, capped.
 func (c *txChecks) computeLimit() error {
-	ix := c.m.Instructions[0]
-	if !c.program(ix).Equals(solana.ComputeBudget) || len(ix.Accounts) != 0 ||
-		len(ix.Data) != 5 || ix.Data[0] != 2 {
+	arg, ok := c.computeBudgetArg(0, 2, 5)
+	if !ok {
 		return reject("C09", ReasonComputeLimit)
 	}
-	c.units = binary.LittleEndian.Uint32(ix.Data[1:5])
+	c.units = binary.LittleEndian.Uint32(arg)
 	if c.units > MaxComputeUnits {
 		return reject("C09", ReasonComputeLimitTooHigh)
 	}
@@ -220,12 +229,11 @@ func (c *txChecks) computeLimit() error {
 
 // computePrice is C10: SetComputeUnitPrice, capped, and the priority fee product capped.
 func (c *txChecks) computePrice() error {
-	ix := c.m.Instructions[1]
-	if !c.program(ix).Equals(solana.ComputeBudget) || len(ix.Accounts) != 0 ||
-		len(ix.Data) != 9 || ix.Data[0] != 3 {
+	arg, ok := c.computeBudgetArg(1, 3, 9)
+	if !ok {
 		return reject("C10", ReasonComputePrice)
 	}
-	c.price = binary.LittleEndian.Uint64(ix.Data[1:9])
+	c.price = binary.LittleEndian.Uint64(arg)
 	if c.price > MaxMicroLamportsPerCU {
 		return reject("C10", ReasonComputePriceTooHigh)
 	}

@@ -96,13 +96,21 @@ func (s *Settler) RecordLedger(ctx context.Context, r *Receipt, appendFn func() 
 
 // Delivered marks the report of a payment delivered: no further resume is possible.
 func (s *Settler) Delivered(ctx context.Context, r *Receipt) error {
-	row, err := s.store.Get(ctx, r.TxSig)
+	return s.updateSettled(ctx, r.TxSig, "mark delivered", func(row *Settlement) {
+		row.Status, row.UpdatedAt = StatusDelivered, s.now().UTC()
+	})
+}
+
+// updateSettled applies change to the settled row of txSig (compare-and-set from settled); step
+// names what it does in its errors.
+func (s *Settler) updateSettled(ctx context.Context, txSig, step string, change func(row *Settlement)) error {
+	row, err := s.store.Get(ctx, txSig)
 	if err != nil {
-		return fmt.Errorf("x402: mark delivered: %w", err)
+		return fmt.Errorf("x402: %s: %w", step, err)
 	}
-	row.Status, row.UpdatedAt = StatusDelivered, s.now().UTC()
+	change(row)
 	if _, err := s.store.Update(ctx, row, StatusSettled); err != nil {
-		return fmt.Errorf("x402: mark delivered: %w", err)
+		return fmt.Errorf("x402: %s: %w", step, err)
 	}
 	return nil
 }
