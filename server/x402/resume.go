@@ -192,13 +192,7 @@ func (s *Settler) RunReconciler(ctx context.Context, period time.Duration) {
 // Abandon marks an audit run that ended without delivering its report, so the payer can
 // resume at once instead of waiting for the claim lease.
 func (s *Settler) Abandon(ctx context.Context, r *Receipt) error {
-	row, err := s.store.Get(ctx, r.TxSig)
-	if err != nil {
-		return fmt.Errorf("x402: abandon: %w", err)
-	}
-	row.Reason, row.UpdatedAt = ReasonUndelivered, s.now().UTC()
-	if _, err := s.store.Update(ctx, row, StatusSettled); err != nil {
-		return fmt.Errorf("x402: abandon: %w", err)
-	}
-	return nil
+	return s.updateSettled(ctx, r.TxSig, "abandon", func(row *Settlement) {
+		row.Reason, row.UpdatedAt = ReasonUndelivered, s.now().UTC()
+	})
 }

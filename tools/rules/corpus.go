@@ -1,20 +1,19 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/scopehygiene/scope-hygiene/corpus"
 	"github.com/scopehygiene/scope-hygiene/gen"
 	"github.com/scopehygiene/scope-hygiene/rules"
+	"github.com/scopehygiene/scope-hygiene/tools/rules/internal/pin"
+	"github.com/scopehygiene/scope-hygiene/tools/rules/internal/repass"
+	"github.com/scopehygiene/scope-hygiene/tools/rules/internal/revdiff"
 )
 
 func cmdTest(args []string, stdout, stderr io.Writer) error {
@@ -31,51 +30,43 @@ func cmdTest(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return testMutLog(ms, corpusDir(*dir, flagSet(fs, "corpus"), ms), *runRE, *asJSON, *withCoverage, stdout)
+		return repassCorpus(ms, corpusDir(*dir, flagSet(fs, "corpus"), ms), *runRE, *withCoverage, *asJSON, nil, stdout)
 	}
 	ps, err := loadCriteria(*crit)
 	if err != nil {
 		return err
 	}
-	c, err := corpus.Load(os.DirFS(*dir))
+	var progress io.Writer
+	if isTerminal(stderr) {
+		progress = stderr
+	}
+	return repassCorpus(ps, *dir, *runRE, *withCoverage, *asJSON, progress, stdout)
+}
+
+// repassCorpus loads the corpus in dir, re-passes through s the cases runRE picks (all when it is
+// empty) and prints the run. progress, when set, shows the case running.
+func repassCorpus(s rules.Served, dir, runRE string, withCoverage, asJSON bool, progress, stdout io.Writer) error {
+	c, err := corpus.Load(os.DirFS(dir))
 	if err != nil {
 		return fail(exitCorpus, "%w", err)
 	}
-	var filter *regexp.Regexp
-	if *runRE != "" {
-		if filter, err = regexp.Compile(*runRE); err != nil {
+	opt := repass.Options{Coverage: withCoverage}
+	if runRE != "" {
+		if opt.Filter, err = regexp.Compile(runRE); err != nil {
 			return fail(exitUsage, "--run: %w", err)
 		}
 	}
-	pin, pinErr := c.VerifyPin(ps.Criteria().Corpus.SHA256)
-	var cov *corpus.Coverage
-	var obs rules.Observer
-	if *withCoverage {
-		cov = corpus.NewCoverage(ps)
-		obs = cov
+	if progress != nil {
+		opt.Progress = func(i, n int, name string) { fmt.Fprintf(progress, "\r\033[K[%d/%d] %s", i, n, name) }
 	}
-	progress := isTerminal(stderr)
-	s := corpus.Summary{}
-	for i := range c.Cases {
-		cs := &c.Cases[i]
-		if filter != nil && !filter.MatchString(cs.Name) {
-			continue
-		}
-		if progress {
-			fmt.Fprintf(stderr, "\r\033[K[%d/%d] %s", i+1, len(c.Cases), cs.Name)
-		}
-		r := corpus.RunCase(ps, cs, obs)
-		if r.Passed() {
-			s.Passed++
-		} else {
-			s.Failed++
-		}
-		s.Results = append(s.Results, r)
+	r, err := repass.Corpus(s, c, opt)
+	if err != nil {
+		return err
 	}
-	if progress {
-		fmt.Fprint(stderr, "\r\033[K")
+	if progress != nil {
+		fmt.Fprint(progress, "\r\033[K")
 	}
-	return reportRun(stdout, ps.ID(), ps.Revision(), c.Index.ID, s, cov, pin, pinErr, *asJSON, filter != nil)
+	return reportRun(stdout, r, asJSON)
 }
 
 func printCoverage(w io.Writer, cov *corpus.Coverage, gaps []corpus.RuleCoverage, branchGaps int) {
@@ -132,8 +123,6 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-var pinLine = regexp.MustCompile(`(?m)^(  sha256: )"[^"\n]*"`)
-
 func cmdPin(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("pin", stderr)
 	crit := fs.String("criteria", defaultCrit, "criteria file")
@@ -149,42 +138,41 @@ func cmdPin(args []string, stdout, stderr io.Writer) error {
 		}
 		d := corpusDir(*dir, flagSet(fs, "corpus"), ms)
 		if *reindex {
-			if err := reindexMutLog(ms, d); err != nil {
-				return err
+			idx := corpus.Index{ID: ms.Criteria().Corpus.ID, CriteriaID: ms.ID(), CriteriaRevision: ms.Revision()}
+			if err := pin.Reindex(d, idx); err != nil {
+				return pinFailure(err)
 			}
 		}
 		return pinMutLog(ms, *crit, d, *write, stdout)
 	}
-	c, err := corpus.Load(os.DirFS(*dir))
+	c, sum, err := pin.Of(*dir)
 	if err != nil {
-		return fail(exitCorpus, "%w", err)
+		return pinFailure(err)
 	}
-	if _, err := c.VerifyPin(""); err != nil {
-		return &exitError{code: exitCorpus, err: err}
-	}
-	pin := c.Index.SHA256
 	if *write {
-		src, err := os.ReadFile(*crit)
-		if err != nil {
-			return fail(exitInput, "read criteria: %w", err)
-		}
-		if !pinLine.Match(src) {
-			return fail(exitInput, "%s has no corpus sha256 line to update", *crit)
-		}
-		src = pinLine.ReplaceAll(src, []byte(`${1}"`+pin+`"`))
-		if err := os.WriteFile(*crit, src, 0o644); err != nil {
-			return fail(exitInput, "write criteria: %w", err)
+		if err := pin.Write(*crit, sum); err != nil {
+			return pinFailure(err)
 		}
 	}
 	ps, err := loadCriteria(*crit)
 	if err != nil {
 		return err
 	}
-	if want := ps.Criteria().Corpus.SHA256; want != pin {
-		return fail(exitCorpus, "%s names corpus pin %s, the corpus is %s (run: rules pin --write)", filepath.Base(*crit), want, pin)
+	if want := ps.Criteria().Corpus.SHA256; want != sum {
+		return fail(exitCorpus, "%s names corpus pin %s, the corpus is %s (run: rules pin --write)", filepath.Base(*crit), want, sum)
 	}
-	fmt.Fprintf(stdout, "%s %s\n", c.Index.ID, pin)
+	fmt.Fprintf(stdout, "%s %s\n", c.Index.ID, sum)
 	return nil
+}
+
+// pinFailure is the exit of a failed pin step: a failure of the corpus itself is exit 4, a file
+// that could not be read or written exit 5.
+func pinFailure(err error) error {
+	var ce *pin.CorpusError
+	if errors.As(err, &ce) {
+		return &exitError{code: exitCorpus, err: err}
+	}
+	return &exitError{code: exitInput, err: err}
 }
 
 func cmdDiff(args []string, stdout, stderr io.Writer) error {
@@ -216,29 +204,20 @@ func cmdDiff(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fail(exitCorpus, "%w", err)
 	}
-	var names []string
+	changed, err := revdiff.Corpus(older, newer, c)
 	fields := 0
-	for i := range c.Cases {
-		cs := &c.Cases[i]
-		body, err := cs.RequestBody()
-		if err != nil {
-			return fail(exitCorpus, "%w", err)
-		}
-		a, errA := outcomeOf(older, body)
-		b, errB := outcomeOf(newer, body)
-		changes := outcomeChanges(comparable(a, errA), comparable(b, errB))
-		if len(changes) == 0 {
-			continue
-		}
-		names = append(names, cs.Name)
-		fields += len(changes)
-		for _, ch := range changes {
-			fmt.Fprintf(stdout, "%s  %s: %s -> %s\n", cs.Name, ch.field, ch.old, ch.new)
+	for _, cc := range changed {
+		fields += len(cc.Changes)
+		for _, ch := range cc.Changes {
+			fmt.Fprintf(stdout, "%s  %s: %s -> %s\n", cc.Case, ch.Field, ch.Old, ch.New)
 		}
 	}
-	fmt.Fprintf(stdout, "\n%s %s -> %s: %d of %d cases change outcome (%d fields)\n", newer.ID(), older.Revision(), newer.Revision(), len(names), len(c.Cases), fields)
-	for _, n := range names {
-		fmt.Fprintf(stdout, "  %s\n", n)
+	if err != nil {
+		return fail(exitCorpus, "%w", err)
+	}
+	fmt.Fprintf(stdout, "\n%s %s -> %s: %d of %d cases change outcome (%d fields)\n", newer.ID(), older.Revision(), newer.Revision(), len(changed), len(c.Cases), fields)
+	for _, cc := range changed {
+		fmt.Fprintf(stdout, "  %s\n", cc.Case)
 	}
 	return nil
 }
@@ -255,177 +234,6 @@ func loadServed(path string) (rules.Served, error) {
 	return s, nil
 }
 
-// outcomeOf runs one export through the engine of the criteria's kind.
-func outcomeOf(s rules.Served, body []byte) (map[string]any, error) {
-	if ms, ok := s.(*rules.MutLogSet); ok {
-		return corpus.OutcomeMutLog(ms, body, nil)
-	}
-	return corpus.Outcome(s.(*rules.ProgramSet), body, nil)
-}
-
-// change is one field of one case whose value differs between two criteria files.
-type change struct{ field, old, new string }
-
-// outcomeChanges lists, in field order, every leaf of two outcomes (generic JSON) that differs. A
-// part (refusal, pre-check, audit) present on one side only is one line, not one per field.
-func outcomeChanges(a, b any) []change {
-	ma, _ := a.(map[string]any)
-	mb, _ := b.(map[string]any)
-	var out []change
-	for _, part := range []string{"error", "refusal", "precheck", "audit"} {
-		pa, oka := ma[part]
-		pb, okb := mb[part]
-		if oka == okb {
-			continue
-		}
-		out = append(out, change{field: partWords[part], old: partText(part, pa, oka), new: partText(part, pb, okb)})
-		delete(ma, part)
-		delete(mb, part)
-	}
-	fa, fb := map[string]string{}, map[string]string{}
-	flatten("", ma, fa)
-	flatten("", mb, fb)
-	// verdict_prefix is the verdict line without its check-end time; the line says it once.
-	delete(fa, "audit.verdict_prefix")
-	delete(fb, "audit.verdict_prefix")
-	keys := make([]string, 0, len(fa)+len(fb))
-	for k := range fa {
-		keys = append(keys, k)
-	}
-	for k := range fb {
-		if _, ok := fa[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		va, oka := fa[k]
-		vb, okb := fb[k]
-		if oka && okb && va == vb {
-			continue
-		}
-		if !oka {
-			va = "(absent)"
-		}
-		if !okb {
-			vb = "(absent)"
-		}
-		out = append(out, change{field: fieldWords(k), old: va, new: vb})
-	}
-	return out
-}
-
-// partWords name the parts of an outcome.
-var partWords = map[string]string{"error": "engine error", "refusal": "refusal", "precheck": "pre-check result", "audit": "audit report"}
-
-// partText says a whole outcome part in words: a refusal by its rule, any other part as present.
-func partText(part string, v any, present bool) string {
-	if !present {
-		return "(absent)"
-	}
-	if part == "refusal" {
-		m, _ := v.(map[string]any)
-		s := "refused " + leafText(m["rule"])
-		if i, ok := m["record_index"]; ok {
-			s += " at record index " + leafText(i)
-		}
-		if i, ok := m["index"]; ok {
-			s += " at index " + leafText(i)
-		}
-		return s
-	}
-	return "(present)"
-}
-
-// flatten writes every leaf of a generic JSON value under its path (a.b[2].c); an empty object or
-// list is a leaf of its own.
-func flatten(path string, v any, out map[string]string) {
-	switch x := v.(type) {
-	case map[string]any:
-		if len(x) == 0 {
-			out[path] = "nothing"
-		}
-		for k, e := range x {
-			p := k
-			if path != "" {
-				p = path + "." + k
-			}
-			flatten(p, e, out)
-		}
-	case []any:
-		if len(x) == 0 {
-			out[path] = "none"
-		}
-		if scalars(x) {
-			// A list of seqs, ids or keys reads as one value: "3, 5".
-			parts := make([]string, len(x))
-			for i, e := range x {
-				parts[i] = leafText(e)
-			}
-			if len(x) > 0 {
-				out[path] = strings.Join(parts, ", ")
-			}
-			return
-		}
-		for i, e := range x {
-			flatten(fmt.Sprintf("%s[%d]", path, i), e, out)
-		}
-	default:
-		out[path] = leafText(x)
-	}
-}
-
-// scalars reports whether a list holds no object and no list.
-func scalars(x []any) bool {
-	for _, e := range x {
-		switch e.(type) {
-		case map[string]any, []any:
-			return false
-		}
-	}
-	return true
-}
-
-// leafText prints a JSON scalar as words: strings as they are, numbers in decimal.
-func leafText(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "null"
-	case string:
-		if x == "" {
-			return `""`
-		}
-		return x
-	case bool:
-		if x {
-			return "true"
-		}
-		return "false"
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	default:
-		b, _ := json.Marshal(x)
-		return string(b)
-	}
-}
-
-// comparable drops what differs between any two criteria files (their digests) from an outcome.
-func comparable(o map[string]any, err error) any {
-	if err != nil {
-		return map[string]any{"error": errors.Unwrap(err) != nil}
-	}
-	b, _ := json.Marshal(o)
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	for _, part := range []string{"precheck", "audit"} {
-		if p, ok := m[part].(map[string]any); ok {
-			delete(p, "criteria_digest")
-			delete(p, "criteria_revision")
-		}
-	}
-	return m
-}
-
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
@@ -436,55 +244,50 @@ func isTerminal(w io.Writer) bool {
 }
 
 // reportRun prints a corpus re-pass for people (failures field by field, coverage, the pin, the
-// count) or as JSON, and turns it into the command's exit: every case passed, the pin matches, and
-// on an unfiltered run every rule was seen both ways. Both kinds of criteria report through it.
-func reportRun(stdout io.Writer, id, revision, corpusID string, s corpus.Summary, cov *corpus.Coverage, pin string, pinErr error, asJSON, filtered bool) error {
-	var gaps []corpus.RuleCoverage
-	branchGaps := 0
-	if cov != nil {
-		gaps, branchGaps = cov.Gaps()
-	}
+// count) or as JSON, and turns its verdict into the command's exit. Both kinds of criteria report
+// through it.
+func reportRun(stdout io.Writer, r *repass.Run, asJSON bool) error {
 	if asJSON {
-		out := map[string]any{"criteria": id, "revision": revision, "pin": pin, "pin_ok": pinErr == nil,
-			"passed": s.Passed, "failed": s.Failed, "results": s.Results}
-		if cov != nil {
-			out["coverage"] = cov.Report()
+		out := map[string]any{"criteria": r.ID, "revision": r.Revision, "pin": r.Pin, "pin_ok": r.PinErr == nil,
+			"passed": r.Summary.Passed, "failed": r.Summary.Failed, "results": r.Summary.Results}
+		if r.Coverage != nil {
+			out["coverage"] = r.Coverage.Report()
 		}
 		if err := writeJSON(stdout, out); err != nil {
 			return err
 		}
 	} else {
-		for _, r := range s.Results {
-			if r.Passed() {
-				continue
-			}
-			fmt.Fprintf(stdout, "FAIL %s\n", r.Case)
-			if r.Err != "" {
-				fmt.Fprintf(stdout, "    error: %s\n", r.Err)
-			}
-			for _, d := range r.Diffs {
-				fmt.Fprintf(stdout, "    %s\n        expected: %s\n        got:      %s\n", d.Path, d.Expected, d.Got)
-			}
-		}
-		if cov != nil {
-			printCoverage(stdout, cov, gaps, branchGaps)
-		}
-		if pinErr != nil {
-			fmt.Fprintf(stdout, "PIN %v\n", pinErr)
-		} else {
-			fmt.Fprintf(stdout, "corpus %s pinned %s\n", corpusID, pin)
-		}
-		fmt.Fprintf(stdout, "%d passed, %d failed\n", s.Passed, s.Failed)
+		printRun(stdout, r)
 	}
-	switch {
-	case s.Passed+s.Failed == 0:
-		return fail(exitCorpus, "no case ran")
-	case s.Failed > 0:
-		return fail(exitCorpus, "%d case(s) failed", s.Failed)
-	case pinErr != nil:
-		return &exitError{code: exitCorpus, err: pinErr}
-	case len(gaps) > 0 && !filtered:
-		return fail(exitCorpus, "%d rule(s) never seen both ways", len(gaps))
+	if err := r.Verdict(); err != nil {
+		return &exitError{code: exitCorpus, err: err}
 	}
 	return nil
+}
+
+// printRun prints a corpus re-pass for people: each failed case field by field, the coverage,
+// the pin and the count.
+func printRun(w io.Writer, r *repass.Run) {
+	for _, res := range r.Summary.Results {
+		if res.Passed() {
+			continue
+		}
+		fmt.Fprintf(w, "FAIL %s\n", res.Case)
+		if res.Err != "" {
+			fmt.Fprintf(w, "    error: %s\n", res.Err)
+		}
+		for _, d := range res.Diffs {
+			fmt.Fprintf(w, "    %s\n        expected: %s\n        got:      %s\n", d.Path, d.Expected, d.Got)
+		}
+	}
+	if r.Coverage != nil {
+		gaps, branchGaps := r.Gaps()
+		printCoverage(w, r.Coverage, gaps, branchGaps)
+	}
+	if r.PinErr != nil {
+		fmt.Fprintf(w, "PIN %v\n", r.PinErr)
+	} else {
+		fmt.Fprintf(w, "corpus %s pinned %s\n", r.CorpusID, r.Pin)
+	}
+	fmt.Fprintf(w, "%d passed, %d failed\n", r.Summary.Passed, r.Summary.Failed)
 }

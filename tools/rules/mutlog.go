@@ -1,21 +1,18 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"regexp"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/scopehygiene/scope-hygiene/corpus"
 	"github.com/scopehygiene/scope-hygiene/evaluator/mutlog"
 	"github.com/scopehygiene/scope-hygiene/rules"
+	"github.com/scopehygiene/scope-hygiene/tools/rules/internal/pin"
 )
 
 // The commands on a criteria file of kind mutation-log (criteria/forget-envelope.yaml): the kind
@@ -49,70 +46,23 @@ func corpusDir(given string, set bool, ms *rules.MutLogSet) string {
 	return ms.Criteria().Corpus.Dir
 }
 
-func testMutLog(ms *rules.MutLogSet, dir, runRE string, asJSON, withCoverage bool, stdout io.Writer) error {
-	c, err := corpus.Load(os.DirFS(dir))
-	if err != nil {
-		return fail(exitCorpus, "%w", err)
-	}
-	var filter *regexp.Regexp
-	if runRE != "" {
-		if filter, err = regexp.Compile(runRE); err != nil {
-			return fail(exitUsage, "--run: %w", err)
-		}
-	}
-	pin, pinErr := c.VerifyPin(ms.Criteria().Corpus.SHA256)
-	var cov *corpus.Coverage
-	var obs rules.Observer
-	if withCoverage {
-		cov = corpus.NewCoverageOf(ms)
-		obs = cov
-	}
-	s := corpus.Summary{}
-	for i := range c.Cases {
-		cs := &c.Cases[i]
-		if filter != nil && !filter.MatchString(cs.Name) {
-			continue
-		}
-		r := corpus.RunCaseMutLog(ms, cs, obs)
-		if r.Passed() {
-			s.Passed++
-		} else {
-			s.Failed++
-		}
-		s.Results = append(s.Results, r)
-	}
-	return reportRun(stdout, ms.ID(), ms.Revision(), c.Index.ID, s, cov, pin, pinErr, asJSON, filter != nil)
-}
-
 func pinMutLog(ms *rules.MutLogSet, crit, dir string, write bool, stdout io.Writer) error {
-	c, err := corpus.Load(os.DirFS(dir))
+	c, sum, err := pin.Of(dir)
 	if err != nil {
-		return fail(exitCorpus, "%w", err)
+		return pinFailure(err)
 	}
-	if _, err := c.VerifyPin(""); err != nil {
-		return &exitError{code: exitCorpus, err: err}
-	}
-	pin := c.Index.SHA256
 	if write {
-		src, err := os.ReadFile(crit)
-		if err != nil {
-			return fail(exitInput, "read criteria: %w", err)
-		}
-		if !pinLine.Match(src) {
-			return fail(exitInput, "%s has no corpus sha256 line to update", crit)
-		}
-		src = pinLine.ReplaceAll(src, []byte(`${1}"`+pin+`"`))
-		if err := os.WriteFile(crit, src, 0o644); err != nil {
-			return fail(exitInput, "write criteria: %w", err)
+		if err := pin.Write(crit, sum); err != nil {
+			return pinFailure(err)
 		}
 		if ms, _, err = mutLogCriteria(crit); err != nil {
 			return err
 		}
 	}
-	if want := ms.Criteria().Corpus.SHA256; want != pin {
-		return fail(exitCorpus, "%s names corpus pin %s, the corpus is %s (run: rules pin --criteria %s --write)", crit, want, pin, crit)
+	if want := ms.Criteria().Corpus.SHA256; want != sum {
+		return fail(exitCorpus, "%s names corpus pin %s, the corpus is %s (run: rules pin --criteria %s --write)", crit, want, sum, crit)
 	}
-	fmt.Fprintf(stdout, "%s %s\n", c.Index.ID, pin)
+	fmt.Fprintf(stdout, "%s %s\n", c.Index.ID, sum)
 	return nil
 }
 
@@ -319,42 +269,6 @@ func readInput(cmd string, pos []string) ([]byte, *corpus.Case, error) {
 	return export, cs, nil
 }
 
-// reindexMutLog rewrites a mutation-log corpus's index.json to list every cases/*.json, sorted by
-// name, and pins it (the merge of the oracle's generated cases with the hand-derived ones). It
-// decides no expected output: those stay as the oracle and the hand derivation wrote them.
-func reindexMutLog(ms *rules.MutLogSet, dir string) error {
-	names, err := filepath.Glob(filepath.Join(dir, "cases", "*.json"))
-	if err != nil {
-		return fail(exitInput, "list cases: %w", err)
-	}
-	sort.Strings(names)
-	idx := corpus.Index{ID: ms.Criteria().Corpus.ID, CriteriaID: ms.ID(), CriteriaRevision: ms.Revision(), Cases: []string{}}
-	for _, n := range names {
-		idx.Cases = append(idx.Cases, strings.TrimSuffix(filepath.Base(n), ".json"))
-	}
-	write := func() error {
-		b, err := json.MarshalIndent(idx, "", "  ")
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dir, "index.json"), append(b, '\n'), 0o644)
-	}
-	if err := write(); err != nil {
-		return fail(exitInput, "write index: %w", err)
-	}
-	c, err := corpus.Load(os.DirFS(dir))
-	if err != nil {
-		return fail(exitCorpus, "%w", err)
-	}
-	if idx.SHA256, err = c.Pin(); err != nil {
-		return fail(exitCorpus, "%w", err)
-	}
-	if err := write(); err != nil {
-		return fail(exitInput, "write index: %w", err)
-	}
-	return nil
-}
-
 // explainMutLog prints why a log's report reads as it does: each decision of each event by its
 // published name and text, then every gate by its reason and text.
 func explainMutLog(ms *rules.MutLogSet, body []byte, asJSON bool, stdout io.Writer) error {
@@ -381,6 +295,8 @@ var decisionSubjects = map[string]string{
 	"reassign": "every session reassignment",
 }
 
+// renderMutLogExplanation is the terminal form of a log's explanation: the verdict line, the
+// decisions by name, each judged event, then the log facts and the gates.
 func renderMutLogExplanation(ms *rules.MutLogSet, ex *mutlog.Explanation) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n\n", ex.Report.VerdictLine)
@@ -410,40 +326,46 @@ func renderMutLogExplanation(ms *rules.MutLogSet, ex *mutlog.Explanation) string
 		}
 		b.WriteString("\n")
 	}
+	writeMutLogGates(&b, ex)
+	return b.String()
+}
+
+// writeMutLogGates writes the log facts the gates read, then the gates that say whether the rule
+// set applies, each factor's assessability gates and the fact gates read after replay.
+func writeMutLogGates(b *strings.Builder, ex *mutlog.Explanation) {
 	b.WriteString("\nlog facts the gates read:\n")
 	for _, k := range sortedKeys(ex.Facts) {
-		fmt.Fprintf(&b, "  %-22s %v\n", k, factText(ex.Facts[k]))
+		fmt.Fprintf(b, "  %-22s %v\n", k, factText(ex.Facts[k]))
 	}
 	if len(ex.DoesNotApply) > 0 {
 		b.WriteString("\ndoes the rule set apply (the first gate that holds says it does not):\n")
 		for _, g := range ex.DoesNotApply {
-			fmt.Fprintf(&b, "      %-10s %q when %s\n", holdsText(g.Value), g.Rule, oneLine(g.Text))
+			fmt.Fprintf(b, "      %-10s %q when %s\n", holdsText(g.Value), g.Rule, oneLine(g.Text))
 		}
 	}
 	b.WriteString("\nassessability gates, per factor in order (the first that holds makes it NOT ASSESSABLE):\n")
 	for _, g := range ex.Gates {
-		fmt.Fprintf(&b, "  %s\n", g.Factor)
+		fmt.Fprintf(b, "  %s\n", g.Factor)
 		if len(g.Gates) == 0 {
 			b.WriteString("      no gate\n")
 		}
 		for _, r := range g.Gates {
-			fmt.Fprintf(&b, "      %-10s %q when %s\n", holdsText(r.Value), r.Rule, oneLine(r.Text))
+			fmt.Fprintf(b, "      %-10s %q when %s\n", holdsText(r.Value), r.Rule, oneLine(r.Text))
 		}
 	}
 	if len(ex.FactGates) > 0 {
 		b.WriteString("\nfact gates, read after replay over the factor's counts")
 		for _, k := range sortedKeys(ex.Counts) {
-			fmt.Fprintf(&b, " · %s %d", k, ex.Counts[k])
+			fmt.Fprintf(b, " · %s %d", k, ex.Counts[k])
 		}
 		b.WriteString(":\n")
 		for _, g := range ex.FactGates {
-			fmt.Fprintf(&b, "  %s\n", g.Factor)
+			fmt.Fprintf(b, "  %s\n", g.Factor)
 			for _, r := range g.Gates {
-				fmt.Fprintf(&b, "      %-10s %q when %s\n", holdsText(r.Value), r.Rule, oneLine(r.Text))
+				fmt.Fprintf(b, "      %-10s %q when %s\n", holdsText(r.Value), r.Rule, oneLine(r.Text))
 			}
 		}
 	}
-	return b.String()
 }
 
 func factText(v any) string {

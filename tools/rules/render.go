@@ -18,36 +18,57 @@ func renderReport(r *evaluator.Report) string {
 	fmt.Fprintf(&b, "%s\n\n", r.VerdictLine)
 	fmt.Fprintf(&b, "%s %s · %s/%s (%s) · criteria digest %s\n\n", r.CriteriaID, r.CriteriaRevision, r.Family, r.Form, r.Variant, r.CriteriaDigest)
 	f := r.Factors
+	writeScopeRates(&b, f)
+	c := f.CrossScopeClusters
+	writeFactorHead(&b, 3, "cross_scope_clusters", c.Status, c.Reason)
+	writeCrossScopeClusters(&b, c)
+	sc := f.ScopeConflicts
+	writeFactorHead(&b, 4, "scope_conflicts", sc.Status, sc.Reason)
+	writeScopeConflicts(&b, sc)
+	d := f.Duplicates
+	writeFactorHead(&b, 5, "duplicates", d.Status, d.Reason)
+	writeDuplicates(&b, d)
+	writeReportCoverage(&b, r.Coverage, c.Reason)
+	fmt.Fprintf(&b, "\n%s\n", r.ScopeStatement)
+	return b.String()
+}
 
-	head := func(n int, name, status, reason string) {
-		fmt.Fprintf(&b, "(%d) %-22s %s", n, name, status)
-		if reason != "" {
-			fmt.Fprintf(&b, " — %s", reason)
-		}
-		b.WriteString("\n")
+// writeFactorHead writes a factor's numbered head line: its name, status and reason.
+func writeFactorHead(b *strings.Builder, n int, name, status, reason string) {
+	fmt.Fprintf(b, "(%d) %-22s %s", n, name, status)
+	if reason != "" {
+		fmt.Fprintf(b, " — %s", reason)
 	}
-	head(1, "scope_presence", f.ScopePresence.Status, f.ScopePresence.Reason)
+	b.WriteString("\n")
+}
+
+// writeScopeRates writes factors 1 and 2, scope_presence and unscoped_rate.
+func writeScopeRates(b *strings.Builder, f evaluator.Factors) {
+	writeFactorHead(b, 1, "scope_presence", f.ScopePresence.Status, f.ScopePresence.Reason)
 	if f.ScopePresence.Rate != nil {
-		fmt.Fprintf(&b, "    %s of eligible records scoped (%d/%d), %d distinct scopes\n",
+		fmt.Fprintf(b, "    %s of eligible records scoped (%d/%d), %d distinct scopes\n",
 			rateText(f.ScopePresence.Rate), *f.ScopePresence.Scoped, *f.ScopePresence.Eligible, *f.ScopePresence.DistinctScopes)
 	}
-	head(2, "unscoped_rate", f.UnscopedRate.Status, f.UnscopedRate.Reason)
+	writeFactorHead(b, 2, "unscoped_rate", f.UnscopedRate.Status, f.UnscopedRate.Reason)
 	if f.UnscopedRate.Rate != nil {
-		fmt.Fprintf(&b, "    %s unscoped (%d/%d)\n", rateText(f.UnscopedRate.Rate), *f.UnscopedRate.Unscoped, *f.UnscopedRate.Eligible)
+		fmt.Fprintf(b, "    %s unscoped (%d/%d)\n", rateText(f.UnscopedRate.Rate), *f.UnscopedRate.Unscoped, *f.UnscopedRate.Eligible)
 	}
-	c := f.CrossScopeClusters
-	head(3, "cross_scope_clusters", c.Status, c.Reason)
+}
+
+// writeCrossScopeClusters writes the body of factor 3: its counts, then each cluster and its
+// members.
+func writeCrossScopeClusters(b *strings.Builder, c evaluator.CrossScopeClusters) {
 	if c.Candidate != nil {
-		fmt.Fprintf(&b, "    candidate %d · marked shared %d · undeclared %d · ambiguous %d · template lineage %d · marked share %s\n",
+		fmt.Fprintf(b, "    candidate %d · marked shared %d · undeclared %d · ambiguous %d · template lineage %d · marked share %s\n",
 			*c.Candidate, *c.MarkedShared, *c.Undeclared, *c.Ambiguous, *c.TemplateLineage, rateText(c.MarkedShare))
 		for _, cl := range *c.Clusters {
-			fmt.Fprintf(&b, "    #%d %s [%s]: %s", cl.Cluster, cl.Classification, cl.DecidedBy, cl.Statement)
+			fmt.Fprintf(b, "    #%d %s [%s]: %s", cl.Cluster, cl.Classification, cl.DecidedBy, cl.Statement)
 			if cl.Reason != "" {
-				fmt.Fprintf(&b, " — %s", cl.Reason)
+				fmt.Fprintf(b, " — %s", cl.Reason)
 			}
-			fmt.Fprintf(&b, " · %d distinct scopes", cl.DistinctScopes)
+			fmt.Fprintf(b, " · %d distinct scopes", cl.DistinctScopes)
 			if cl.DistinctSources != nil {
-				fmt.Fprintf(&b, " · %d distinct sources", *cl.DistinctSources)
+				fmt.Fprintf(b, " · %d distinct sources", *cl.DistinctSources)
 			} else {
 				b.WriteString(" · B5 not run (a copy carries no source)")
 			}
@@ -60,52 +81,58 @@ func renderReport(r *evaluator.Report) string {
 				case m.Covered:
 					tag = " (covered)"
 				}
-				fmt.Fprintf(&b, "        %s  scope %s%s\n", m.ID, scopeText(m.Scope), tag)
+				fmt.Fprintf(b, "        %s  scope %s%s\n", m.ID, scopeText(m.Scope), tag)
 			}
 		}
 	}
-	sc := f.ScopeConflicts
-	head(4, "scope_conflicts", sc.Status, sc.Reason)
+}
+
+// writeScopeConflicts writes the body of factor 4: the conflicts by sub-check.
+func writeScopeConflicts(b *strings.Builder, sc evaluator.ScopeConflicts) {
 	if sc.Conflicts != nil {
-		fmt.Fprintf(&b, "    %d conflicts\n", *sc.Conflicts)
+		fmt.Fprintf(b, "    %d conflicts\n", *sc.Conflicts)
 		for _, k := range sortedKeys(sc.BySubcheck) {
-			fmt.Fprintf(&b, "      %-20s %d %s\n", k, sc.BySubcheck[k], strings.Join(sc.Records[k], " "))
+			fmt.Fprintf(b, "      %-20s %d %s\n", k, sc.BySubcheck[k], strings.Join(sc.Records[k], " "))
 		}
 		if sc.Referrals != nil && len(*sc.Referrals) > 0 {
-			fmt.Fprintf(&b, "      referred by B5:      %s\n", strings.Join(*sc.Referrals, " "))
+			fmt.Fprintf(b, "      referred by B5:      %s\n", strings.Join(*sc.Referrals, " "))
 		}
 	}
-	d := f.Duplicates
-	head(5, "duplicates", d.Status, d.Reason)
+}
+
+// writeDuplicates writes the body of factor 5: the excess and each duplicate cluster.
+func writeDuplicates(b *strings.Builder, d evaluator.Duplicates) {
 	if d.Excess != nil {
-		fmt.Fprintf(&b, "    excess %d · live-duplicate rate %s\n", *d.Excess, rateText(d.Rate))
+		fmt.Fprintf(b, "    excess %d · live-duplicate rate %s\n", *d.Excess, rateText(d.Rate))
 		for _, cl := range *d.Clusters {
-			fmt.Fprintf(&b, "    #%d %s scope %s ×%d: %s\n", cl.Cluster, cl.Partition, scopeText(cl.Scope), cl.Count, strings.Join(cl.Members, " "))
+			fmt.Fprintf(b, "    #%d %s scope %s ×%d: %s\n", cl.Cluster, cl.Partition, scopeText(cl.Scope), cl.Count, strings.Join(cl.Members, " "))
 		}
 	}
-	cv := r.Coverage
+}
+
+// writeReportCoverage writes the report's coverage block; clustersReason says why the cluster
+// counts are not assessable when they are not.
+func writeReportCoverage(b *strings.Builder, cv evaluator.Coverage, clustersReason string) {
 	keys := strings.Join(cv.ScopeKeys, ", ")
 	if keys == "" {
 		keys = "none"
 	}
-	fmt.Fprintf(&b, "\ncoverage: scope keys %s (%s)\n", keys, cv.ScopeKeysSource)
+	fmt.Fprintf(b, "\ncoverage: scope keys %s (%s)\n", keys, cv.ScopeKeysSource)
 	if cv.MarkedShare != nil {
-		fmt.Fprintf(&b, "  marked share of live records %s (%d/%d)\n", rateText(cv.MarkedShare), cv.MarkedShare.Numerator, cv.MarkedShare.Denominator)
+		fmt.Fprintf(b, "  marked share of live records %s (%d/%d)\n", rateText(cv.MarkedShare), cv.MarkedShare.Numerator, cv.MarkedShare.Denominator)
 	}
-	fmt.Fprintf(&b, "  eligible %d · excluded templates %d · excluded source passages %d · not live %d\n",
+	fmt.Fprintf(b, "  eligible %d · excluded templates %d · excluded source passages %d · not live %d\n",
 		cv.Eligible, cv.ExcludedTemplates, cv.ExcludedSourcePass, cv.NotLive)
-	fmt.Fprintf(&b, "  split state %d · contested %d · dangling supersedes %d · session_id as run_id %d · non-string scope values %d\n",
+	fmt.Fprintf(b, "  split state %d · contested %d · dangling supersedes %d · session_id as run_id %d · non-string scope values %d\n",
 		cv.SplitState, cv.Contested, cv.DanglingSupersedes, cv.SessionIDAsRunID, cv.NonStringScopeValues)
-	fmt.Fprintf(&b, "  manifest ignored %d\n", cv.ManifestIgnored)
+	fmt.Fprintf(b, "  manifest ignored %d\n", cv.ManifestIgnored)
 	if cv.B5NotRun != nil && cv.TemplateLineage != nil && cv.M3DeclaredAbsent != nil {
-		fmt.Fprintf(&b, "  B5 not run %d · template lineage %d\n", *cv.B5NotRun, *cv.TemplateLineage)
-		fmt.Fprintf(&b, "  M3 declared but absent: global_scopes %d · global_content_keys %d · global_claim_ids %d\n",
+		fmt.Fprintf(b, "  B5 not run %d · template lineage %d\n", *cv.B5NotRun, *cv.TemplateLineage)
+		fmt.Fprintf(b, "  M3 declared but absent: global_scopes %d · global_content_keys %d · global_claim_ids %d\n",
 			cv.M3DeclaredAbsent["global_scopes"], cv.M3DeclaredAbsent["global_content_keys"], cv.M3DeclaredAbsent["global_claim_ids"])
 	} else {
-		fmt.Fprintf(&b, "  marked share, B5 not run, template lineage, M3 declared but absent: NOT ASSESSABLE (cross_scope_clusters is NOT ASSESSABLE: %s)\n", c.Reason)
+		fmt.Fprintf(b, "  marked share, B5 not run, template lineage, M3 declared but absent: NOT ASSESSABLE (cross_scope_clusters is NOT ASSESSABLE: %s)\n", clustersReason)
 	}
-	fmt.Fprintf(&b, "\n%s\n", r.ScopeStatement)
-	return b.String()
 }
 
 // scopeText prints a scope string as it is, or "(none)" for the unscoped "".
@@ -141,58 +168,77 @@ func renderPrecheck(p *evaluator.PrecheckResult) string {
 	return b.String()
 }
 
+// renderExplanation is the terminal form of an explanation: the verdict line, the record rules
+// and what held for each record, each cluster's facts and precedence, then the gates.
 func renderExplanation(ex *evaluator.Explanation) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", ex.Report.VerdictLine)
+	writeRecordRules(&b, ex.Records)
+	writeRecordsExplained(&b, ex.Records)
+	writeClustersExplained(&b, ex.Clusters)
+	writeGatesExplained(&b, ex.Gates)
+	return b.String()
+}
 
-	// Each record predicate once, by its published name and text; the records then say which held.
-	if len(ex.Records) > 0 {
-		r0 := ex.Records[0]
-		b.WriteString("\nrecord rules (criteria record:, by name):\n")
-		legend := func(kind string, rv []evaluator.RuleValue) {
-			for _, r := range rv {
-				fmt.Fprintf(&b, "  %-10s %-20s %s\n", kind, r.Rule, oneLine(r.Text))
-			}
-		}
-		legend("not live if", r0.Liveness)
-		legend("predicate", r0.Predicates)
-		for _, r := range ex.Records {
-			if len(r.Marks) > 0 {
-				legend("mark", r.Marks)
-				break
-			}
+// writeRecordRules writes each record predicate once, by its published name and text; the
+// records then say which held.
+func writeRecordRules(b *strings.Builder, records []evaluator.RecordExplanation) {
+	if len(records) == 0 {
+		return
+	}
+	b.WriteString("\nrecord rules (criteria record:, by name):\n")
+	legend := func(kind string, rv []evaluator.RuleValue) {
+		for _, r := range rv {
+			fmt.Fprintf(b, "  %-10s %-20s %s\n", kind, r.Rule, oneLine(r.Text))
 		}
 	}
+	legend("not live if", records[0].Liveness)
+	legend("predicate", records[0].Predicates)
+	for _, r := range records {
+		if len(r.Marks) > 0 {
+			legend("mark", r.Marks)
+			break
+		}
+	}
+}
+
+// writeRecordsExplained writes each record: live or why not, and the predicates and marks that
+// hold.
+func writeRecordsExplained(b *strings.Builder, records []evaluator.RecordExplanation) {
 	b.WriteString("\nrecords:\n")
-	for _, r := range ex.Records {
+	for _, r := range records {
 		live := "live"
 		if !r.Live {
 			live = "not live (" + wordList(held(r.Liveness)) + ")"
 		}
-		fmt.Fprintf(&b, "  %s  scope %s  %s\n", r.ID, scopeText(r.Scope), live)
-		fmt.Fprintf(&b, "    predicates that hold: %s\n", wordList(held(r.Predicates)))
+		fmt.Fprintf(b, "  %s  scope %s  %s\n", r.ID, scopeText(r.Scope), live)
+		fmt.Fprintf(b, "    predicates that hold: %s\n", wordList(held(r.Predicates)))
 		for _, s := range r.Pointer {
-			fmt.Fprintf(&b, "    M4 pointer %s -> %s: %s\n", s.From, s.To, s.Outcome)
+			fmt.Fprintf(b, "    M4 pointer %s -> %s: %s\n", s.From, s.To, s.Outcome)
 		}
 		if len(r.Marks) > 0 {
-			fmt.Fprintf(&b, "    marks that hold: %s\n", wordList(held(r.Marks)))
+			fmt.Fprintf(b, "    marks that hold: %s\n", wordList(held(r.Marks)))
 		}
 	}
+}
+
+// writeClustersExplained writes each cluster: its facts by meaning, then its decision precedence.
+func writeClustersExplained(b *strings.Builder, clusters []evaluator.ClusterExplanation) {
 	b.WriteString("\nclusters:\n")
-	if len(ex.Clusters) == 0 {
+	if len(clusters) == 0 {
 		b.WriteString("  none: no content key's live scoped records form a cluster\n")
 	}
-	for _, c := range ex.Clusters {
-		fmt.Fprintf(&b, "  members %s\n", strings.Join(c.Members, " "))
+	for _, c := range clusters {
+		fmt.Fprintf(b, "  members %s\n", strings.Join(c.Members, " "))
 		b.WriteString("    facts:\n")
 		for _, f := range clusterFacts(&c.Facts) {
-			fmt.Fprintf(&b, "      %-5s %s (%s)\n", f.value, f.meaning, f.name)
+			fmt.Fprintf(b, "      %-5s %s (%s)\n", f.value, f.meaning, f.name)
 		}
 		if c.TemplateLineage {
 			b.WriteString("    a template-lineage cluster (L-4): counted apart, not judged\n")
 			continue
 		}
-		fmt.Fprintf(&b, "    B5 runs: %s (it runs only when every copy carries a source)\n", yesNo(c.B5Runs))
+		fmt.Fprintf(b, "    B5 runs: %s (it runs only when every copy carries a source)\n", yesNo(c.B5Runs))
 		b.WriteString("    decision precedence, in order (the first that holds decides):\n")
 		for _, p := range c.Precedence {
 			mark := " "
@@ -203,24 +249,27 @@ func renderExplanation(ex *evaluator.Explanation) string {
 			if p.Name != "" {
 				name += " " + p.Name
 			}
-			fmt.Fprintf(&b, "    %s %-28s %-10s %s\n", mark, name, holdsText(p.Value), oneLine(p.Text))
+			fmt.Fprintf(b, "    %s %-28s %-10s %s\n", mark, name, holdsText(p.Value), oneLine(p.Text))
 		}
 	}
+}
+
+// writeGatesExplained writes every factor's assessability gates in order.
+func writeGatesExplained(b *strings.Builder, gates []evaluator.GateExplanation) {
 	b.WriteString("\nassessability gates, per factor in order (the first that holds makes it NOT ASSESSABLE):\n")
-	for _, g := range ex.Gates {
-		fmt.Fprintf(&b, "  %s: %s", g.Factor, g.Status.Status)
+	for _, g := range gates {
+		fmt.Fprintf(b, "  %s: %s", g.Factor, g.Status.Status)
 		if g.Status.Reason != "" {
-			fmt.Fprintf(&b, " — %s", g.Status.Reason)
+			fmt.Fprintf(b, " — %s", g.Status.Reason)
 		}
 		b.WriteString("\n")
 		if len(g.Gates) == 0 {
 			b.WriteString("      no gate: always ASSESSABLE\n")
 		}
 		for _, r := range g.Gates {
-			fmt.Fprintf(&b, "      %-10s %q when %s\n", holdsText(r.Value), r.Rule, oneLine(r.Text))
+			fmt.Fprintf(b, "      %-10s %q when %s\n", holdsText(r.Value), r.Rule, oneLine(r.Text))
 		}
 	}
-	return b.String()
 }
 
 // held lists the rules that held, by name.

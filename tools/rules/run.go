@@ -118,24 +118,7 @@ func cmdRun(op string, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	var (
-		res any
-		ref *evaluator.Refusal
-	)
-	if op == "audit" {
-		var rep *evaluator.Report
-		rep, ref, err = evaluator.Audit(ps, body, now)
-		if rep != nil {
-			res = rep
-		}
-	} else {
-		var pre *evaluator.PrecheckResult
-		pre, ref, err = evaluator.Precheck(ps, body, now)
-		if pre != nil {
-			res = pre
-		}
-	}
+	res, ref, err := evaluate(op, ps, body)
 	switch {
 	case err != nil:
 		return fail(exitCompile, "%w", err)
@@ -163,6 +146,24 @@ func cmdRun(op string, args []string, stdout, stderr io.Writer) error {
 		return checkCase(ps, cs, stdout)
 	}
 	return nil
+}
+
+// evaluate runs op (audit or precheck) on one export: its result (a *evaluator.Report or a
+// *evaluator.PrecheckResult, nil if there is none), or the refusal.
+func evaluate(op string, ps *rules.ProgramSet, body []byte) (any, *evaluator.Refusal, error) {
+	now := time.Now()
+	if op == "audit" {
+		rep, ref, err := evaluator.Audit(ps, body, now)
+		if rep == nil {
+			return nil, ref, err
+		}
+		return rep, ref, err
+	}
+	pre, ref, err := evaluator.Precheck(ps, body, now)
+	if pre == nil {
+		return nil, ref, err
+	}
+	return pre, ref, err
 }
 
 func cmdExplain(args []string, stdout, stderr io.Writer) error {

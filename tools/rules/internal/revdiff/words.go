@@ -1,10 +1,106 @@
-package main
+package revdiff
 
 import (
+	"encoding/json"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 )
+
+// partWords name the parts of an outcome.
+var partWords = map[string]string{"error": "engine error", "refusal": "refusal", "precheck": "pre-check result", "audit": "audit report"}
+
+// partText says a whole outcome part in words: a refusal by its rule, any other part as present.
+func partText(part string, v any, present bool) string {
+	if !present {
+		return "(absent)"
+	}
+	if part == "refusal" {
+		m, _ := v.(map[string]any)
+		s := "refused " + leafText(m["rule"])
+		if i, ok := m["record_index"]; ok {
+			s += " at record index " + leafText(i)
+		}
+		if i, ok := m["index"]; ok {
+			s += " at index " + leafText(i)
+		}
+		return s
+	}
+	return "(present)"
+}
+
+// flatten writes every leaf of a generic JSON value under its path (a.b[2].c); an empty object or
+// list is a leaf of its own.
+func flatten(path string, v any, out map[string]string) {
+	switch x := v.(type) {
+	case map[string]any:
+		if len(x) == 0 {
+			out[path] = "nothing"
+		}
+		for k, e := range x {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			flatten(p, e, out)
+		}
+	case []any:
+		if len(x) == 0 {
+			out[path] = "none"
+		}
+		if scalars(x) {
+			// A list of seqs, ids or keys reads as one value: "3, 5".
+			parts := make([]string, len(x))
+			for i, e := range x {
+				parts[i] = leafText(e)
+			}
+			if len(x) > 0 {
+				out[path] = strings.Join(parts, ", ")
+			}
+			return
+		}
+		for i, e := range x {
+			flatten(fmt.Sprintf("%s[%d]", path, i), e, out)
+		}
+	default:
+		out[path] = leafText(x)
+	}
+}
+
+// scalars reports whether a list holds no object and no list.
+func scalars(x []any) bool {
+	for _, e := range x {
+		switch e.(type) {
+		case map[string]any, []any:
+			return false
+		}
+	}
+	return true
+}
+
+// leafText prints a JSON scalar as words: strings as they are, numbers in decimal.
+func leafText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		if x == "" {
+			return `""`
+		}
+		return x
+	case bool:
+		if x {
+			return "true"
+		}
+		return "false"
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	default:
+		b, _ := json.Marshal(x)
+		return string(b)
+	}
+}
 
 // The words authors read for the members of an outcome (rules diff). Factor names, sub-check
 // names, manifest member names and rule ids are published names and print as they are; every other
