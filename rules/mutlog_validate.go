@@ -1,0 +1,157 @@
+package rules
+
+import (
+	"fmt"
+
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+func (c *compiler) validateMutLog(crit *MutLogCriteria) {
+	var root yaml.Node
+	_ = yaml.Unmarshal(c.src, &root)
+	bad := func(path, format string, args ...any) {
+		l, col := nodeAt(&root, path)
+		c.probs.add(l, col, path, format, args...)
+	}
+	if crit.Schema != SchemaID {
+		bad("schema", "schema must be %q", SchemaID)
+	}
+	if crit.Kind != KindMutationLog {
+		bad("kind", "kind must be %q", KindMutationLog)
+	}
+	for _, f := range []struct{ path, v string }{
+		{"criteria_id", crit.CriteriaID}, {"criteria_revision", crit.CriteriaRevision}, {"service", crit.Service},
+		{"format", crit.Format}, {"corpus.id", crit.Corpus.ID}, {"corpus.dir", crit.Corpus.Dir},
+		{"words.assessable", crit.Words.Assessable}, {"words.not_assessable", crit.Words.NotAssessable},
+		{"words.verdict", crit.Words.Verdict}, {"texts.scope_text", crit.Texts["scope_text"]},
+		{"texts.honesty_line", crit.Texts["honesty_line"]}, {"replay.initial", crit.Replay.Initial},
+		{"replay.live", crit.Replay.Live},
+	} {
+		if f.v == "" {
+			bad(f.path, "%s is required", f.path)
+		}
+	}
+	cp := crit.Caps
+	if cp.BodyBytes <= 0 || cp.EventsPerAudit <= 0 || cp.SnapshotEntries <= 0 || cp.ScopeDimensions <= 0 || cp.JSONDepth <= 0 || cp.RuleCostEstimate == 0 || cp.RuleCostRuntime == 0 {
+		bad("caps", "caps must all be positive")
+	}
+	if crit.Price.USDCUnitsPerCall < 0 {
+		bad("price.usdc_units_per_call", "price must not be negative")
+	}
+	if crit.Price.USDCUnitsPerCall == 0 && crit.Price.Status != "UNPRICED" {
+		bad("price.status", "an unpriced rule set (usdc_units_per_call 0) must say status UNPRICED")
+	}
+	if crit.FreeTier.PerDay <= 0 || crit.FreeTier.MinIntervalMS < 0 {
+		bad("free_tier", "free_tier.per_day must be positive and min_interval_ms not negative")
+	}
+	seen := map[string]bool{}
+	for i, r := range crit.Refusals {
+		if !contains(MutLogRefusalCodes, r) {
+			bad(fmt.Sprintf("refusals[%d]", i), "unknown refusal %q (the mechanics implement: %s)", r, strings.Join(MutLogRefusalCodes, ", "))
+		}
+		if seen[r] {
+			bad(fmt.Sprintf("refusals[%d]", i), "refusal %q is listed twice", r)
+		}
+		seen[r] = true
+	}
+	for _, r := range MutLogRefusalCodes {
+		if !seen[r] {
+			bad("refusals", "refusal %q is missing: every implemented refusal must be placed in the order", r)
+		}
+	}
+	for op, target := range MutLogOps {
+		spec, ok := crit.OpsEvents[op]
+		if !ok {
+			bad("ops_events", "operation %q is missing", op)
+			continue
+		}
+		if spec.Target != target {
+			bad("ops_events."+op+".target", "operation %q reads its target from %q", op, target)
+		}
+	}
+	for _, op := range sortedKeys(crit.OpsEvents) {
+		if _, ok := MutLogOps[op]; !ok {
+			bad("ops_events."+op, "unknown operation %q", op)
+		}
+	}
+	for i, s := range crit.Canonicalization {
+		if !contains(CanonicalSteps, s) {
+			bad(fmt.Sprintf("canonicalization[%d]", i), "unknown step %q (the mechanics implement: %s)", s, strings.Join(CanonicalSteps, ", "))
+		}
+	}
+	if len(crit.Replay.Modes) == 0 {
+		bad("replay.modes", "at least one forget mode is required")
+	}
+	for _, m := range sortedKeys(crit.Replay.Modes) {
+		for _, op := range sortedKeys(crit.Replay.Modes[m]) {
+			if op == "reassign" || MutLogOps[op] == "" {
+				bad("replay.modes."+m+"."+op, "operation %q moves no slot (write, forget, reopen)", op)
+			}
+			for _, from := range sortedKeys(crit.Replay.Modes[m][op]) {
+				if from == "" || crit.Replay.Modes[m][op][from] == "" {
+					bad("replay.modes."+m+"."+op, "a transition needs a from and a to status")
+				}
+			}
+		}
+	}
+	for _, f := range sortedKeys(crit.Gates) {
+		if !contains(MutLogFactors, f) {
+			bad("gates."+f, "unknown factor %q (expected one of: %s)", f, strings.Join(MutLogFactors, ", "))
+		}
+		for i, g := range crit.Gates[f] {
+			if g.KeepCounts {
+				bad(fmt.Sprintf("gates.%s[%d].keep_counts", f, i), "a NOT ASSESSABLE factor of this kind carries no number")
+			}
+			if g.Reason == "" {
+				bad(fmt.Sprintf("gates.%s[%d].reason", f, i), "a gate needs its reason")
+			}
+		}
+	}
+	for _, f := range sortedKeys(crit.Declarations) {
+		d := crit.Declarations[f]
+		if !contains(MutLogDeclaredFacts, f) {
+			bad("declarations."+f, "unknown fact %q (a declaration can set: %s)", f, strings.Join(MutLogDeclaredFacts, ", "))
+		}
+		if d.Member == "" || d.Value == "" {
+			bad("declarations."+f, "a declaration needs its member and its value")
+		}
+	}
+	for i, g := range crit.DoesNotApply {
+		if g.KeepCounts {
+			bad(fmt.Sprintf("does_not_apply[%d].keep_counts", i), "a NOT ASSESSABLE factor of this kind carries no number")
+		}
+		if g.Reason == "" {
+			bad(fmt.Sprintf("does_not_apply[%d].reason", i), "a gate needs its reason")
+		}
+	}
+	if len(crit.DoesNotApply) > 0 {
+		for _, fld := range []string{"{events}", "{forgets}", "{does_not_apply}", "{check_end}"} {
+			if !strings.Contains(crit.Words.VerdictDoesNotApply, fld) {
+				bad("words.verdict_does_not_apply", "with does_not_apply gates the does-not-apply verdict must carry %s", fld)
+			}
+		}
+	}
+	for _, f := range sortedKeys(crit.FactGates) {
+		if !contains(MutLogGatedFacts, f) {
+			bad("fact_gates."+f, "unknown fact %q (the mechanics can gate: %s)", f, strings.Join(MutLogGatedFacts, ", "))
+		}
+		for i, g := range crit.FactGates[f] {
+			if g.KeepCounts {
+				bad(fmt.Sprintf("fact_gates.%s[%d].keep_counts", f, i), "a NOT ASSESSABLE fact carries no number")
+			}
+			if g.Reason == "" {
+				bad(fmt.Sprintf("fact_gates.%s[%d].reason", f, i), "a gate needs its reason")
+			}
+		}
+	}
+	for _, fld := range mutLogVerdictFields {
+		if !strings.Contains(crit.Words.Verdict, fld) {
+			bad("words.verdict", "the verdict must carry %s", fld)
+		}
+	}
+	if crit.Words.Verdict != "" && !strings.HasSuffix(crit.Words.Verdict, " — {check_end}") {
+		bad("words.verdict", "the verdict must end with \" — {check_end}\"")
+	}
+}
