@@ -2,37 +2,47 @@ package rules
 
 import (
 	"fmt"
-
 	"strings"
-
-	"go.yaml.in/yaml/v3"
 )
 
+// mutLogCheck is one independent check of a mutation-log criteria file.
+type mutLogCheck func(crit *MutLogCriteria, bad problemAt)
+
+// mutLogChecks are what the strict decoder cannot check of a mutation-log criteria file: closed
+// sets, the slots the mechanics fill, and the words they print. They run in this order.
+var mutLogChecks = []mutLogCheck{
+	checkMutLogHeader, checkMutLogTerms, checkMutLogRefusals, checkMutLogOps, checkMutLogCanonicalization,
+	checkMutLogReplay, checkMutLogGates, checkMutLogDeclarations, checkMutLogDoesNotApply,
+	checkMutLogFactGates, checkMutLogVerdict,
+}
+
 func (c *compiler) validateMutLog(crit *MutLogCriteria) {
-	var root yaml.Node
-	_ = yaml.Unmarshal(c.src, &root)
-	bad := func(path, format string, args ...any) {
-		l, col := nodeAt(&root, path)
-		c.probs.add(l, col, path, format, args...)
+	bad := c.problemAt()
+	for _, check := range mutLogChecks {
+		check(crit, bad)
 	}
+}
+
+// checkMutLogHeader checks the schema, the kind and the required members.
+func checkMutLogHeader(crit *MutLogCriteria, bad problemAt) {
 	if crit.Schema != SchemaID {
 		bad("schema", "schema must be %q", SchemaID)
 	}
 	if crit.Kind != KindMutationLog {
 		bad("kind", "kind must be %q", KindMutationLog)
 	}
-	for _, f := range []struct{ path, v string }{
+	checkRequired(bad, []required{
 		{"criteria_id", crit.CriteriaID}, {"criteria_revision", crit.CriteriaRevision}, {"service", crit.Service},
 		{"format", crit.Format}, {"corpus.id", crit.Corpus.ID}, {"corpus.dir", crit.Corpus.Dir},
 		{"words.assessable", crit.Words.Assessable}, {"words.not_assessable", crit.Words.NotAssessable},
 		{"words.verdict", crit.Words.Verdict}, {"texts.scope_text", crit.Texts["scope_text"]},
 		{"texts.honesty_line", crit.Texts["honesty_line"]}, {"replay.initial", crit.Replay.Initial},
 		{"replay.live", crit.Replay.Live},
-	} {
-		if f.v == "" {
-			bad(f.path, "%s is required", f.path)
-		}
-	}
+	})
+}
+
+// checkMutLogTerms checks the caps, the price and the free tier.
+func checkMutLogTerms(crit *MutLogCriteria, bad problemAt) {
 	cp := crit.Caps
 	if cp.BodyBytes <= 0 || cp.EventsPerAudit <= 0 || cp.SnapshotEntries <= 0 || cp.ScopeDimensions <= 0 || cp.JSONDepth <= 0 || cp.RuleCostEstimate == 0 || cp.RuleCostRuntime == 0 {
 		bad("caps", "caps must all be positive")
@@ -46,6 +56,10 @@ func (c *compiler) validateMutLog(crit *MutLogCriteria) {
 	if crit.FreeTier.PerDay <= 0 || crit.FreeTier.MinIntervalMS < 0 {
 		bad("free_tier", "free_tier.per_day must be positive and min_interval_ms not negative")
 	}
+}
+
+// checkMutLogRefusals: every implemented refusal once, none other, in the author's order.
+func checkMutLogRefusals(crit *MutLogCriteria, bad problemAt) {
 	seen := map[string]bool{}
 	for i, r := range crit.Refusals {
 		if !contains(MutLogRefusalCodes, r) {
@@ -61,6 +75,11 @@ func (c *compiler) validateMutLog(crit *MutLogCriteria) {
 			bad("refusals", "refusal %q is missing: every implemented refusal must be placed in the order", r)
 		}
 	}
+}
+
+// checkMutLogOps checks that the event operations are exactly the mechanics', each reading its
+// target.
+func checkMutLogOps(crit *MutLogCriteria, bad problemAt) {
 	for op, target := range MutLogOps {
 		spec, ok := crit.OpsEvents[op]
 		if !ok {
@@ -76,11 +95,19 @@ func (c *compiler) validateMutLog(crit *MutLogCriteria) {
 			bad("ops_events."+op, "unknown operation %q", op)
 		}
 	}
+}
+
+// checkMutLogCanonicalization checks that every canonicalization step is implemented.
+func checkMutLogCanonicalization(crit *MutLogCriteria, bad problemAt) {
 	for i, s := range crit.Canonicalization {
 		if !contains(CanonicalSteps, s) {
 			bad(fmt.Sprintf("canonicalization[%d]", i), "unknown step %q (the mechanics implement: %s)", s, strings.Join(CanonicalSteps, ", "))
 		}
 	}
+}
+
+// checkMutLogReplay checks the replay transition table.
+func checkMutLogReplay(crit *MutLogCriteria, bad problemAt) {
 	if len(crit.Replay.Modes) == 0 {
 		bad("replay.modes", "at least one forget mode is required")
 	}
@@ -96,19 +123,34 @@ func (c *compiler) validateMutLog(crit *MutLogCriteria) {
 			}
 		}
 	}
+}
+
+// gatesCarryNoNumber reports each gate of a list that keeps counts or has no reason: path is the
+// list's path, what the thing the gate makes NOT ASSESSABLE.
+func gatesCarryNoNumber(bad problemAt, path, what string, gates []Gate) {
+	for i, g := range gates {
+		if g.KeepCounts {
+			bad(fmt.Sprintf("%s[%d].keep_counts", path, i), "a NOT ASSESSABLE %s carries no number", what)
+		}
+		if g.Reason == "" {
+			bad(fmt.Sprintf("%s[%d].reason", path, i), "a gate needs its reason")
+		}
+	}
+}
+
+// checkMutLogGates checks that gates name known factors and carry no number.
+func checkMutLogGates(crit *MutLogCriteria, bad problemAt) {
 	for _, f := range sortedKeys(crit.Gates) {
 		if !contains(MutLogFactors, f) {
 			bad("gates."+f, "unknown factor %q (expected one of: %s)", f, strings.Join(MutLogFactors, ", "))
 		}
-		for i, g := range crit.Gates[f] {
-			if g.KeepCounts {
-				bad(fmt.Sprintf("gates.%s[%d].keep_counts", f, i), "a NOT ASSESSABLE factor of this kind carries no number")
-			}
-			if g.Reason == "" {
-				bad(fmt.Sprintf("gates.%s[%d].reason", f, i), "a gate needs its reason")
-			}
-		}
+		gatesCarryNoNumber(bad, "gates."+f, "factor of this kind", crit.Gates[f])
 	}
+}
+
+// checkMutLogDeclarations checks that each declaration sets a declarable fact by a member and a
+// value.
+func checkMutLogDeclarations(crit *MutLogCriteria, bad problemAt) {
 	for _, f := range sortedKeys(crit.Declarations) {
 		d := crit.Declarations[f]
 		if !contains(MutLogDeclaredFacts, f) {
@@ -118,14 +160,11 @@ func (c *compiler) validateMutLog(crit *MutLogCriteria) {
 			bad("declarations."+f, "a declaration needs its member and its value")
 		}
 	}
-	for i, g := range crit.DoesNotApply {
-		if g.KeepCounts {
-			bad(fmt.Sprintf("does_not_apply[%d].keep_counts", i), "a NOT ASSESSABLE factor of this kind carries no number")
-		}
-		if g.Reason == "" {
-			bad(fmt.Sprintf("does_not_apply[%d].reason", i), "a gate needs its reason")
-		}
-	}
+}
+
+// checkMutLogDoesNotApply checks the does_not_apply gates and the verdict that prints them.
+func checkMutLogDoesNotApply(crit *MutLogCriteria, bad problemAt) {
+	gatesCarryNoNumber(bad, "does_not_apply", "factor of this kind", crit.DoesNotApply)
 	if len(crit.DoesNotApply) > 0 {
 		for _, fld := range []string{"{events}", "{forgets}", "{does_not_apply}", "{check_end}"} {
 			if !strings.Contains(crit.Words.VerdictDoesNotApply, fld) {
@@ -133,19 +172,21 @@ func (c *compiler) validateMutLog(crit *MutLogCriteria) {
 			}
 		}
 	}
+}
+
+// checkMutLogFactGates checks that fact gates name gated facts and carry no number.
+func checkMutLogFactGates(crit *MutLogCriteria, bad problemAt) {
 	for _, f := range sortedKeys(crit.FactGates) {
 		if !contains(MutLogGatedFacts, f) {
 			bad("fact_gates."+f, "unknown fact %q (the mechanics can gate: %s)", f, strings.Join(MutLogGatedFacts, ", "))
 		}
-		for i, g := range crit.FactGates[f] {
-			if g.KeepCounts {
-				bad(fmt.Sprintf("fact_gates.%s[%d].keep_counts", f, i), "a NOT ASSESSABLE fact carries no number")
-			}
-			if g.Reason == "" {
-				bad(fmt.Sprintf("fact_gates.%s[%d].reason", f, i), "a gate needs its reason")
-			}
-		}
+		gatesCarryNoNumber(bad, "fact_gates."+f, "fact", crit.FactGates[f])
 	}
+}
+
+// checkMutLogVerdict checks that the verdict template carries every figure and ends with the
+// check-end time.
+func checkMutLogVerdict(crit *MutLogCriteria, bad problemAt) {
 	for _, fld := range mutLogVerdictFields {
 		if !strings.Contains(crit.Words.Verdict, fld) {
 			bad("words.verdict", "the verdict must carry %s", fld)
