@@ -7,17 +7,8 @@ import (
 // MutLogCriteria is a criteria file of kind mutation-log as written (docs/forget-envelope.md).
 // Decoding is strict: an unknown key anywhere is an error.
 type MutLogCriteria struct {
-	Schema           string            `yaml:"schema" json:"schema"`
+	Header           `yaml:",inline"`
 	Kind             string            `yaml:"kind" json:"kind"`
-	CriteriaID       string            `yaml:"criteria_id" json:"criteria_id"`
-	CriteriaRevision string            `yaml:"criteria_revision" json:"criteria_revision"`
-	Family           string            `yaml:"family" json:"family"`
-	Service          string            `yaml:"service" json:"service"`
-	Version          string            `yaml:"version" json:"version"`
-	Ops              []string          `yaml:"ops" json:"ops"`
-	OpsNotOffered    []string          `yaml:"ops_not_offered" json:"ops_not_offered"`
-	Price            Price             `yaml:"price" json:"price"`
-	FreeTier         FreeTier          `yaml:"free_tier" json:"free_tier"`
 	Caps             MutLogCaps        `yaml:"caps" json:"caps"`
 	Corpus           MutLogCorpus      `yaml:"corpus" json:"corpus"`
 	Words            MutLogWords       `yaml:"words" json:"words"`
@@ -45,13 +36,12 @@ type MutLogCriteria struct {
 
 // MutLogCaps are the published caps of a mutation-log rule set.
 type MutLogCaps struct {
-	BodyBytes        int    `yaml:"body_bytes" json:"body_bytes"`
-	EventsPerAudit   int    `yaml:"events_per_audit" json:"events_per_audit"`
-	SnapshotEntries  int    `yaml:"snapshot_entries" json:"snapshot_entries"`
-	ScopeDimensions  int    `yaml:"scope_dimensions" json:"scope_dimensions"`
-	JSONDepth        int    `yaml:"json_depth" json:"json_depth"`
-	RuleCostEstimate uint64 `yaml:"rule_cost_estimate" json:"rule_cost_estimate"`
-	RuleCostRuntime  uint64 `yaml:"rule_cost_runtime" json:"rule_cost_runtime"`
+	BodyBytes       int `yaml:"body_bytes" json:"body_bytes"`
+	EventsPerAudit  int `yaml:"events_per_audit" json:"events_per_audit"`
+	SnapshotEntries int `yaml:"snapshot_entries" json:"snapshot_entries"`
+	ScopeDimensions int `yaml:"scope_dimensions" json:"scope_dimensions"`
+	JSONDepth       int `yaml:"json_depth" json:"json_depth"`
+	RuleCosts       `yaml:",inline"`
 }
 
 // MutLogCorpus names the rule set's corpus directory (relative to the repository root) and its pin.
@@ -63,10 +53,9 @@ type MutLogCorpus struct {
 
 // MutLogWords are the fixed words of a mutation-log report.
 type MutLogWords struct {
-	Assessable    string `yaml:"assessable" json:"assessable"`
-	NotAssessable string `yaml:"not_assessable" json:"not_assessable"`
-	NoForgets     string `yaml:"no_forgets" json:"no_forgets"`
-	Verdict       string `yaml:"verdict" json:"verdict"`
+	FactorWords `yaml:",inline"`
+	NoForgets   string `yaml:"no_forgets" json:"no_forgets"`
+	Verdict     string `yaml:"verdict" json:"verdict"`
 	// VerdictDoesNotApply is the verdict line of a log a does_not_apply gate holds for.
 	VerdictDoesNotApply string `yaml:"verdict_does_not_apply" json:"verdict_does_not_apply,omitempty"`
 }

@@ -1,9 +1,6 @@
 package rules
 
 import (
-	"encoding/json"
-	"fmt"
-
 	"time"
 )
 
@@ -95,27 +92,18 @@ func (ms *MutLogSet) DoesNotApplyGates() []GateProgram { return ms.dna }
 // Document is the published criteria document: every member of the file as JSON, the decisions
 // with their expressions in order, and the criteria digest.
 func (ms *MutLogSet) Document() (map[string]any, error) {
-	b, err := json.Marshal(ms.c)
+	doc, err := documentOf(ms.c, ms.digest)
 	if err != nil {
-		return nil, fmt.Errorf("criteria document: %w", err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("criteria document: %w", err)
-	}
-	type named struct {
-		Name string `json:"name"`
-		When string `json:"when"`
+		return nil, err
 	}
 	dec := map[string]any{}
 	for _, s := range MutLogSubjects {
-		var list []named
+		var list []documentedRule
 		for i, p := range ms.decisions[s] {
-			list = append(list, named{mutLogSlots[s][i], p.Expr.Text})
+			list = append(list, documentedRule{mutLogSlots[s][i], p.Expr.Text})
 		}
 		dec[s] = list
 	}
 	doc["decisions"] = dec
-	doc["criteria_digest"] = ms.digest
 	return doc, nil
 }

@@ -138,14 +138,20 @@ func gatesCarryNoNumber(bad problemAt, path, what string, gates []Gate) {
 	}
 }
 
+// gatesOf checks a map of gate lists: each key is one of known (unknown is the problem's format,
+// given the key and known), and each gate carries no number.
+func gatesOf(bad problemAt, section string, gates map[string][]Gate, known []string, unknown, what string) {
+	for _, f := range sortedKeys(gates) {
+		if !contains(known, f) {
+			bad(section+"."+f, unknown, f, strings.Join(known, ", "))
+		}
+		gatesCarryNoNumber(bad, section+"."+f, what, gates[f])
+	}
+}
+
 // checkMutLogGates checks that gates name known factors and carry no number.
 func checkMutLogGates(crit *MutLogCriteria, bad problemAt) {
-	for _, f := range sortedKeys(crit.Gates) {
-		if !contains(MutLogFactors, f) {
-			bad("gates."+f, "unknown factor %q (expected one of: %s)", f, strings.Join(MutLogFactors, ", "))
-		}
-		gatesCarryNoNumber(bad, "gates."+f, "factor of this kind", crit.Gates[f])
-	}
+	gatesOf(bad, "gates", crit.Gates, MutLogFactors, "unknown factor %q (expected one of: %s)", "factor of this kind")
 }
 
 // checkMutLogDeclarations checks that each declaration sets a declarable fact by a member and a
@@ -176,12 +182,7 @@ func checkMutLogDoesNotApply(crit *MutLogCriteria, bad problemAt) {
 
 // checkMutLogFactGates checks that fact gates name gated facts and carry no number.
 func checkMutLogFactGates(crit *MutLogCriteria, bad problemAt) {
-	for _, f := range sortedKeys(crit.FactGates) {
-		if !contains(MutLogGatedFacts, f) {
-			bad("fact_gates."+f, "unknown fact %q (the mechanics can gate: %s)", f, strings.Join(MutLogGatedFacts, ", "))
-		}
-		gatesCarryNoNumber(bad, "fact_gates."+f, "fact", crit.FactGates[f])
-	}
+	gatesOf(bad, "fact_gates", crit.FactGates, MutLogGatedFacts, "unknown fact %q (the mechanics can gate: %s)", "fact")
 }
 
 // checkMutLogVerdict checks that the verdict template carries every figure and ends with the
