@@ -126,29 +126,15 @@ func (st *state) decide(rp *replayed) (*decided, error) {
 		}
 	}
 	for _, ev := range rp.reopens {
-		unchecked, err := st.unchecked(act, "reopen", ev)
-		if err != nil {
+		if err := st.tallyUnchecked(act, "reopen", ev, &d.ro.Reopens, &d.ro.Unchecked, &d.ro.UncheckedSeqs); err != nil {
 			return nil, err
-		}
-		d.ro.Reopens++
-		if unchecked {
-			d.ro.Unchecked++
-			d.ro.UncheckedSeqs = append(d.ro.UncheckedSeqs, ev.seq)
 		}
 	}
 	for i := range st.l.events {
-		ev := &st.l.events[i]
-		if ev.op != "reassign" {
-			continue
-		}
-		unchecked, err := st.unchecked(act, "reassign", ev)
-		if err != nil {
-			return nil, err
-		}
-		d.rs.Reassignments++
-		if unchecked {
-			d.rs.Unchecked++
-			d.rs.UncheckedSeqs = append(d.rs.UncheckedSeqs, ev.seq)
+		if ev := &st.l.events[i]; ev.op == "reassign" {
+			if err := st.tallyUnchecked(act, "reassign", ev, &d.rs.Reassignments, &d.rs.Unchecked, &d.rs.UncheckedSeqs); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return d, nil
@@ -197,15 +183,21 @@ func (st *state) decideReinsert(act *rules.EventActivation, r reinsert, d *decid
 	return nil
 }
 
-// unchecked runs a subject whose one predicate says the event went unchecked (reopen, reassign).
-func (st *state) unchecked(act *rules.EventActivation, subject string, ev *event) (bool, error) {
+// tallyUnchecked runs a subject whose one predicate says the event went unchecked (reopen,
+// reassign): the event counts in total, and in unchecked and seqs when it went unchecked.
+func (st *state) tallyUnchecked(act *rules.EventActivation, subject string, ev *event, total, unchecked *int, seqs *[]int64) error {
 	act.Event, act.Forget = st.eventFacts(ev), nil
 	v, err := st.ms.Decide(subject, act)
 	if err != nil {
-		return false, err
+		return err
 	}
 	st.explainEvent(ev, subject, v)
-	return v[0], nil
+	*total++
+	if v[0] {
+		*unchecked++
+		*seqs = append(*seqs, ev.seq)
+	}
+	return nil
 }
 
 // fillDecided puts factors (2) to (6) in the report; the fact gates of (3) run when it is
