@@ -1,6 +1,5 @@
-// Package rules compiles a criteria file into the CEL programs every decision of an audit is made
-// by: it strictly decodes and validates the file (reporting each problem at its line and column),
-// compiles and cost-checks its expressions, and evaluates them over the typed facts the
-// evaluators hand it. It holds no audit mechanics; those are package evaluator's and
-// evaluator/mutlog's.
+// Package rules compiles a criteria file into CEL programs: it reads and validates the
+// document (criteria.yaml and the rule sets under criteria/), type-checks every expression
+// against the typed facts, and serves the compiled program set the evaluator runs. It never
+// imports the evaluator.
 package rules
