@@ -82,6 +82,17 @@ func newExport(ps *rules.ProgramSet, top *jsontree.Value, b *buffers) *export {
 	}
 	m := top.Get("manifest")
 	x.readManifest(m)
+	standIns := x.scopeKeys(m, spec)
+	x.readRecords(c, top.Get("records").Arr(), standIns)
+	x.supersedes()
+	x.manifestFacts()
+	return x
+}
+
+// scopeKeys settles which keys scope the records and where they come from (the manifest, the
+// family default or attached_to), and returns the family's stand-ins when its default keys are
+// those.
+func (x *export) scopeKeys(m *jsontree.Value, spec rules.FamilySpec) (standIns map[string]string) {
 	if x.letta {
 		x.keySource = "attached_to"
 	} else if dk := m.Get("declared_scope_keys"); m.Kind() == jsontree.Object && dk.Present() {
@@ -97,12 +108,16 @@ func newExport(ps *rules.ProgramSet, top *jsontree.Value, b *buffers) *export {
 		x.keySource = "family_default"
 		x.keys = spec.DefaultScopeKeys
 	}
-	standIns := map[string]string(nil)
 	if x.keySource == "family_default" {
-		standIns = spec.StandIns
+		return spec.StandIns
 	}
+	return nil
+}
+
+// readRecords builds each record: its id, content key, facts and scope.
+func (x *export) readRecords(c *rules.Criteria, recs []jsontree.Value, standIns map[string]string) {
+	b := x.b
 	contentField := c.Forms[x.scope.Form].ContentField
-	recs := top.Get("records").Arr()
 	b.records = sized(b.records, len(recs))
 	x.records = b.records[:len(recs)]
 	facts, strs := factCount(recs)
@@ -127,7 +142,10 @@ func newExport(ps *rules.ProgramSet, top *jsontree.Value, b *buffers) *export {
 			x.keyScope(r, standIns, c.GlobalScopeValue)
 		}
 	}
-	x.supersedes()
+}
+
+// manifestFacts sets the facts of each record that the manifest's lists give.
+func (x *export) manifestFacts() {
 	for i := range x.records {
 		r := &x.records[i]
 		if r.facts.Scoped {
@@ -137,7 +155,6 @@ func newExport(ps *rules.ProgramSet, top *jsontree.Value, b *buffers) *export {
 		r.facts.InGlobalContentKeys = x.manifest.globalContentKeys[r.content]
 		r.facts.InGlobalClaimIDs = x.manifest.globalClaimIDs[r.id]
 	}
-	return x
 }
 
 // keyScope resolves a record's scope over the declared keys.

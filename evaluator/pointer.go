@@ -28,92 +28,109 @@ const (
 // marked by M1 or M3 (the criteria's cycle_anchor predicate). trace, when non-nil, receives every
 // hop.
 func (x *export) walk(i int, size int, anchor func(int) bool, trace *[]Step) bool {
-	start := &x.records[i]
-	cur := i
-	// The path so far; a map indexes it only when it grows long (most chains are short).
-	var pathBuf [16]int
-	path := append(pathBuf[:0], i)
+	// The path so far lies on the stack; a map indexes it only when it grows long (most chains are
+	// short).
+	var buf [walkShort]int
+	path := append(buf[:0], i)
 	var visited map[int]int
-	seen := func(o int) (int, bool) {
-		if visited != nil {
-			at, ok := visited[o]
-			return at, ok
-		}
-		for at, j := range path {
-			if j == o {
-				return at, true
+	for cur, hops := i, 1; ; hops++ {
+		id, o, outcome := x.hop(cur, x.records[i].content, size, hops)
+		if outcome == "" {
+			// The origin points on: a cycle closes here, or the walk goes on to it.
+			outcome = walkNext
+			if at, ok := onPath(path, visited, o); ok {
+				outcome = x.cycle(path[at:], anchor)
 			}
 		}
-		return 0, false
-	}
-	note := func(to, outcome string) {
 		if trace != nil {
-			*trace = append(*trace, Step{From: x.records[cur].id, To: to, Outcome: outcome})
+			*trace = append(*trace, Step{From: x.records[cur].id, To: id, Outcome: outcome})
 		}
-	}
-	for hops := 1; ; hops++ {
-		ptr := x.records[cur].raw.Get("origin_claim_id")
-		if ptr.Kind() != jsontree.String {
-			note("", walkNotString)
-			return false
+		if outcome != walkNext {
+			return outcome == walkAttested || outcome == walkListed || outcome == walkRoot || outcome == walkCycleAnchor
 		}
-		id := ptr.Str()
-		if hops > size {
-			note(id, walkDepth)
-			return false
-		}
-		listed := x.manifest.globalClaimIDs[id]
-		o, ok := x.byID[id]
-		switch {
-		case listed && !ok:
-			note(id, walkAttested)
-			return true
-		case !ok:
-			note(id, walkAbsent)
-			return false
-		case x.records[o].content != start.content:
-			note(id, walkKey)
-			return false
-		}
-		if os := x.records[cur].raw.Get("origin_scope"); os.Present() &&
-			(os.Kind() != jsontree.String || os.Str() != x.records[o].facts.ScopeString) {
-			note(id, walkScope)
-			return false
-		}
-		if listed {
-			note(id, walkListed)
-			return true
-		}
-		next := x.records[o].raw.Get("origin_claim_id")
-		if !next.Present() {
-			note(id, walkRoot)
-			return true
-		}
-		if next.Kind() != jsontree.String {
-			note(id, walkNotString)
-			return false
-		}
-		if at, ok := seen(o); ok {
-			for _, j := range path[at:] {
-				if x.records[j].live && anchor(j) {
-					note(id, walkCycleAnchor)
-					return true
-				}
-			}
-			note(id, walkCycle)
-			return false
-		}
-		note(id, walkNext)
-		if visited == nil && len(path) >= len(pathBuf) {
-			visited = make(map[int]int, 2*len(path))
-			for at, j := range path {
-				visited[j] = at
-			}
-		}
-		if visited != nil {
-			visited[o] = len(path)
-		}
-		path = append(path, o)
+		path, visited = addToPath(path, visited, o)
 		cur = o
 	}
+}
+
+// hop tests the hop from record cur to its origin o, whose id is id: the outcome that ends
+// the walk, or "" when the origin points on. content is the content key of the walk's first
+// record.
+func (x *export) hop(cur int, content string, size, hops int) (id string, o int, outcome string) {
+	ptr := x.records[cur].raw.Get("origin_claim_id")
+	if ptr.Kind() != jsontree.String {
+		return "", 0, walkNotString
+	}
+	id = ptr.Str()
+	if hops > size {
+		return id, 0, walkDepth
+	}
+	listed := x.manifest.globalClaimIDs[id]
+	o, ok := x.byID[id]
+	switch {
+	case listed && !ok:
+		return id, o, walkAttested
+	case !ok:
+		return id, o, walkAbsent
+	case x.records[o].content != content:
+		return id, o, walkKey
+	}
+	if os := x.records[cur].raw.Get("origin_scope"); os.Present() &&
+		(os.Kind() != jsontree.String || os.Str() != x.records[o].facts.ScopeString) {
+		return id, o, walkScope
+	}
+	if listed {
+		return id, o, walkListed
+	}
+	next := x.records[o].raw.Get("origin_claim_id")
+	if !next.Present() {
+		return id, o, walkRoot
+	}
+	if next.Kind() != jsontree.String {
+		return id, o, walkNotString
+	}
+	return id, o, ""
+}
+
+// cycle is the outcome of a walk that closed a cycle over the records of cycle: it resolves when
+// one of them is live and an anchor.
+func (x *export) cycle(cycle []int, anchor func(int) bool) string {
+	for _, j := range cycle {
+		if x.records[j].live && anchor(j) {
+			return walkCycleAnchor
+		}
+	}
+	return walkCycle
+}
+
+// walkShort is the length past which a walk's path is indexed by a map.
+const walkShort = 16
+
+// onPath reports where o stands on a walk's path, if it does; visited is the path's index, nil
+// while the path is short.
+func onPath(path []int, visited map[int]int, o int) (int, bool) {
+	if visited != nil {
+		at, ok := visited[o]
+		return at, ok
+	}
+	for at, j := range path {
+		if j == o {
+			return at, true
+		}
+	}
+	return 0, false
+}
+
+// addToPath puts o last on a walk's path, indexing the path once it is long.
+func addToPath(path []int, visited map[int]int, o int) ([]int, map[int]int) {
+	if visited == nil && len(path) >= walkShort {
+		visited = make(map[int]int, 2*len(path))
+		for at, j := range path {
+			visited[j] = at
+		}
+	}
+	if visited != nil {
+		visited[o] = len(path)
+	}
+	return append(path, o), visited
 }

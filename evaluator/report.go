@@ -1,5 +1,13 @@
 package evaluator
 
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/scopehygiene/scope-hygiene/rules"
+)
+
 // The result types marshal to the JSON of docs/contract.md; schema/ holds their JSON Schemas.
 
 // Rate is a percentage to one decimal with both counts, or NOT ASSESSABLE when the denominator is
@@ -183,4 +191,131 @@ type PrecheckResult struct {
 	MatrixRow        map[string]MatrixCell `json:"matrix_row"`
 	Factors          map[string]Status     `json:"factors"`
 	CheckedAt        string                `json:"checked_at"`
+}
+
+// rate is a percent to one decimal, half up, in integers (R-28, R-42).
+func rate(num, den int, noDen, na string) *Rate {
+	if den == 0 {
+		return &Rate{Numerator: num, Denominator: den, Value: na, Reason: noDen}
+	}
+	tenths := (2000*num + den) / (2 * den)
+	return &Rate{Numerator: num, Denominator: den, Value: strconv.Itoa(tenths/10) + "." + strconv.Itoa(tenths%10) + "%"}
+}
+
+func timestamp(t time.Time) string { return t.UTC().Truncate(time.Second).Format(time.RFC3339) }
+
+func (st *state) report(checkEnd time.Time) *Report {
+	ps, x := st.ps, st.x
+	c := ps.Criteria()
+	w := c.Words
+	rep := &Report{
+		Kind: "audit_report", Service: c.Service, CriteriaID: c.CriteriaID,
+		CriteriaRevision: c.CriteriaRevision, CriteriaDigest: ps.Digest(), Op: "audit",
+		Family: x.scope.Family, Form: x.scope.Form, Variant: x.scope.Variant,
+		Records: len(x.records), Live: st.live, CheckEnd: timestamp(checkEnd),
+		ScopeStatement: c.Texts.ScopeText, HonestyLine: c.Texts.HonestyLine,
+	}
+	distinct := int(st.sub.DistinctScopes)
+	switch g := st.gateFor("scope_presence"); {
+	case g == nil:
+		rep.Factors.ScopePresence = ScopePresence{Status: w.Assessable, Scoped: intp(st.scopedEligible),
+			Eligible: intp(st.eligible), DistinctScopes: intp(distinct),
+			Rate: rate(st.scopedEligible, st.eligible, "", w.NotAssessable)}
+	case g.KeepCounts:
+		rep.Factors.ScopePresence = ScopePresence{Status: w.NotAssessable, Reason: g.Reason,
+			Scoped: intp(st.scopedEligible), Eligible: intp(st.eligible), DistinctScopes: intp(distinct)}
+	default:
+		rep.Factors.ScopePresence = ScopePresence{Status: w.NotAssessable, Reason: g.Reason}
+	}
+	unscoped := st.eligible - st.scopedEligible
+	switch g := st.gateFor("unscoped_rate"); {
+	case g == nil:
+		rep.Factors.UnscopedRate = UnscopedRate{Status: w.Assessable, Unscoped: intp(unscoped),
+			Eligible: intp(st.eligible), Rate: rate(unscoped, st.eligible, "", w.NotAssessable)}
+	case g.KeepCounts:
+		rep.Factors.UnscopedRate = UnscopedRate{Status: w.NotAssessable, Reason: g.Reason, Unscoped: intp(unscoped), Eligible: intp(st.eligible)}
+	default:
+		rep.Factors.UnscopedRate = UnscopedRate{Status: w.NotAssessable, Reason: g.Reason}
+	}
+	keys := st.sub.ScopeKeys
+	sa, ka, ia := x.declaredAbsent()
+	rep.Coverage = Coverage{
+		ScopeKeys: keys, ScopeKeysSource: x.keySource,
+		SessionIDAsRunID: x.cov.SessionIDAsRunID, NonStringScopeValues: x.cov.NonStringScopeValues,
+		Eligible: st.eligible, ExcludedTemplates: st.templates, ExcludedSourcePass: st.sourcePassages,
+		NotLive: len(x.records) - st.live, SplitState: x.cov.SplitState, Contested: x.cov.Contested,
+		DanglingSupersedes: x.cov.DanglingSupersedes,
+		M3DeclaredAbsent:   map[string]int{"global_scopes": sa, "global_content_keys": ka, "global_claim_ids": ia},
+		ManifestIgnored:    x.cov.ManifestIgnored,
+		MarkedShare:        rate(st.marked(), st.live, w.NoLiveRecords, w.NotAssessable),
+		B5NotRun:           intp(0), TemplateLineage: intp(0),
+	}
+	return rep
+}
+
+// marked counts the live records that are covered or global (R-19, R-34).
+func (st *state) marked() int {
+	n := 0
+	for i := range st.x.records {
+		r := &st.x.records[i]
+		if r.live && (r.covered || r.facts.Global) {
+			n++
+		}
+	}
+	return n
+}
+
+// Stamp sets a report's check-end time and the verdict line that prints it, for a caller that
+// takes the time when the check has ended (after Audit returned).
+func Stamp(ps *rules.ProgramSet, rep *Report, checkEnd time.Time) {
+	rep.CheckEnd = timestamp(checkEnd)
+	rep.VerdictLine = verdictLine(ps.Criteria().Words, rep)
+}
+
+// verdictLine fills the published verdict grammar (verdict_grammar.line).
+func verdictLine(w rules.Words, rep *Report) string {
+	f := rep.Factors
+	unscoped := w.NotAssessable
+	if f.UnscopedRate.Status == w.Assessable {
+		unscoped = f.UnscopedRate.Rate.Value
+	}
+	count := func(n *int) string {
+		if n == nil {
+			return w.NotAssessable
+		}
+		return strconv.Itoa(*n)
+	}
+	return strings.NewReplacer(
+		"{records}", strconv.Itoa(rep.Records), "{live}", strconv.Itoa(rep.Live),
+		"{unscoped}", unscoped, "{undeclared}", count(f.CrossScopeClusters.Undeclared),
+		"{conflicts}", count(f.ScopeConflicts.Conflicts), "{duplicates}", count(f.Duplicates.Excess),
+		"{check_end}", rep.CheckEnd,
+	).Replace(w.Verdict)
+}
+
+// dropCoverageFacts leaves out of the coverage block the members the criteria name as facts of a
+// factor that is NOT ASSESSABLE (coverage_facts, R-54): never a zero beside such a factor.
+func dropCoverageFacts(c *rules.Criteria, rep *Report) {
+	status := map[string]string{
+		"scope_presence": rep.Factors.ScopePresence.Status, "unscoped_rate": rep.Factors.UnscopedRate.Status,
+		"cross_scope_clusters": rep.Factors.CrossScopeClusters.Status, "scope_conflicts": rep.Factors.ScopeConflicts.Status,
+		"duplicates": rep.Factors.Duplicates.Status,
+	}
+	for factor, members := range c.CoverageFacts {
+		if status[factor] != c.Words.NotAssessable {
+			continue
+		}
+		for _, m := range members {
+			switch m {
+			case "b5_not_run":
+				rep.Coverage.B5NotRun = nil
+			case "template_lineage":
+				rep.Coverage.TemplateLineage = nil
+			case "m3_declared_absent":
+				rep.Coverage.M3DeclaredAbsent = nil
+			case "marked_share":
+				rep.Coverage.MarkedShare = nil
+			}
+		}
+	}
 }

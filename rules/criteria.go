@@ -8,16 +8,7 @@ import (
 
 // Criteria is criteria.yaml as written. Decoding is strict: an unknown key anywhere is an error.
 type Criteria struct {
-	Schema             string                                     `yaml:"schema" json:"schema"`
-	CriteriaID         string                                     `yaml:"criteria_id" json:"criteria_id"`
-	CriteriaRevision   string                                     `yaml:"criteria_revision" json:"criteria_revision"`
-	Family             string                                     `yaml:"family" json:"family"`
-	Service            string                                     `yaml:"service" json:"service"`
-	Version            string                                     `yaml:"version" json:"version"`
-	Ops                []string                                   `yaml:"ops" json:"ops"`
-	OpsNotOffered      []string                                   `yaml:"ops_not_offered" json:"ops_not_offered"`
-	Price              Price                                      `yaml:"price" json:"price"`
-	FreeTier           FreeTier                                   `yaml:"free_tier" json:"free_tier"`
+	Header             `yaml:",inline"`
 	Caps               Caps                                       `yaml:"caps" json:"caps"`
 	Corpus             CorpusPin                                  `yaml:"corpus" json:"corpus"`
 	Words              Words                                      `yaml:"words" json:"words"`
@@ -44,6 +35,21 @@ type Criteria struct {
 	// are left out of the coverage block when the factor is NOT ASSESSABLE (R-54). Members are
 	// from CoverageFactMembers.
 	CoverageFacts map[string][]string `yaml:"coverage_facts" json:"coverage_facts,omitempty"`
+}
+
+// Header is how a criteria file of any kind opens: its identity, what it offers and its terms.
+// Both kinds embed it inline: its keys are top-level keys of the file and of the document.
+type Header struct {
+	Schema           string   `yaml:"schema" json:"schema"`
+	CriteriaID       string   `yaml:"criteria_id" json:"criteria_id"`
+	CriteriaRevision string   `yaml:"criteria_revision" json:"criteria_revision"`
+	Family           string   `yaml:"family" json:"family"`
+	Service          string   `yaml:"service" json:"service"`
+	Version          string   `yaml:"version" json:"version"`
+	Ops              []string `yaml:"ops" json:"ops"`
+	OpsNotOffered    []string `yaml:"ops_not_offered" json:"ops_not_offered"`
+	Price            Price    `yaml:"price" json:"price"`
+	FreeTier         FreeTier `yaml:"free_tier" json:"free_tier"`
 }
 
 // CoverageFactMembers are the coverage members the mechanics can leave out with their factor.
@@ -77,7 +83,12 @@ type Caps struct {
 	BodyBytes       int `yaml:"body_bytes" json:"body_bytes"`
 	RecordsPerAudit int `yaml:"records_per_audit" json:"records_per_audit"`
 	JSONDepth       int `yaml:"json_depth" json:"json_depth"`
-	// RuleCostEstimate is the static cost budget of one expression; RuleCostRuntime its runtime limit.
+	RuleCosts       `yaml:",inline"`
+}
+
+// RuleCosts bound each expression of a criteria file of any kind: RuleCostEstimate is the static
+// cost budget of one expression, RuleCostRuntime its runtime limit.
+type RuleCosts struct {
 	RuleCostEstimate uint64 `yaml:"rule_cost_estimate" json:"rule_cost_estimate"`
 	RuleCostRuntime  uint64 `yaml:"rule_cost_runtime" json:"rule_cost_runtime"`
 }
@@ -90,10 +101,15 @@ type CorpusPin struct {
 
 // Words are the fixed words of reports.
 type Words struct {
-	Assessable    string `yaml:"assessable" json:"assessable"`
-	NotAssessable string `yaml:"not_assessable" json:"not_assessable"`
+	FactorWords   `yaml:",inline"`
 	NoLiveRecords string `yaml:"no_live_records" json:"no_live_records"`
 	Verdict       string `yaml:"verdict" json:"verdict"`
+}
+
+// FactorWords are the words of a factor's assessability in reports of any kind.
+type FactorWords struct {
+	Assessable    string `yaml:"assessable" json:"assessable"`
+	NotAssessable string `yaml:"not_assessable" json:"not_assessable"`
 }
 
 // Texts are the published texts, verbatim.

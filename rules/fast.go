@@ -43,34 +43,70 @@ type fused struct {
 // fuse compiles the fast path from the expressions already checked one by one. It cannot fail on
 // criteria that compiled; if it does, the problem is reported like any other.
 func (c *compiler) fuse(ps *ProgramSet) {
-	base, err := cel.NewEnv(
-		ext.NativeTypes(nativeTypeOptions()...),
-		cel.Variable("family", cel.StringType), cel.Variable("form", cel.StringType), cel.Variable("variant", cel.StringType),
-		cel.Variable("record", cel.ObjectType(recordType)), cel.Variable("live", cel.BoolType),
-		cel.CostModelVersion(costModelVersion),
-	)
-	if err != nil {
-		c.probs.add(0, 0, "", "fast path environment: %v", err)
-		return
+	fc := &fastCompiler{c: c}
+	if fc.fuseRecord(ps) && fc.fuseClusters(ps) {
+		fc.fuseGates(ps)
 	}
-	var lastAST *cel.Ast
-	compile := func(env *cel.Env, what, text string) cel.Program {
-		ast, iss := env.Compile(text)
-		if iss.Err() != nil {
-			c.probs.add(0, 0, "", "fast path %s: %v", what, iss.Err())
-			return nil
-		}
-		lastAST = ast
-		est, err := env.EstimateCost(ast, sizeHints{maxBytes: uint64(c.c.Caps.BodyBytes)})
-		opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
-		if err != nil || est.Max > c.c.Caps.RuleCostRuntime {
-			opts = append(opts, cel.CostLimit(c.c.Caps.RuleCostRuntime))
-		}
-		prg, err := env.Program(ast, opts...)
-		if err != nil {
-			c.probs.add(0, 0, "", "fast path %s: %v", what, err)
-		}
-		return prg
+}
+
+// fastCompiler compiles the fused programs of the fast path.
+type fastCompiler struct {
+	c *compiler
+	// lastAST is the checked AST of the program compile returned last.
+	lastAST *cel.Ast
+}
+
+// fastEnv is a fast path environment: the scope variables and vars.
+func fastEnv(vars ...cel.EnvOption) (*cel.Env, error) {
+	opts := []cel.EnvOption{ext.NativeTypes(nativeTypeOptions()...),
+		cel.Variable("family", cel.StringType), cel.Variable("form", cel.StringType), cel.Variable("variant", cel.StringType)}
+	opts = append(opts, vars...)
+	return cel.NewEnv(append(opts, cel.CostModelVersion(costModelVersion))...)
+}
+
+// envFailed reports an environment the fast path could not build.
+func (fc *fastCompiler) envFailed(err error) bool {
+	if err != nil {
+		fc.c.probs.add(0, 0, "", "fast path environment: %v", err)
+		return true
+	}
+	return false
+}
+
+// compile compiles one fused program, under the runtime cost limit when its estimate may exceed it.
+func (fc *fastCompiler) compile(env *cel.Env, what, text string) cel.Program {
+	c := fc.c
+	ast, iss := env.Compile(text)
+	if iss.Err() != nil {
+		c.probs.add(0, 0, "", "fast path %s: %v", what, iss.Err())
+		return nil
+	}
+	fc.lastAST = ast
+	est, err := env.EstimateCost(ast, sizeHints{maxBytes: uint64(c.c.Caps.BodyBytes)})
+	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
+	if err != nil || est.Max > c.c.Caps.RuleCostRuntime {
+		opts = append(opts, cel.CostLimit(c.c.Caps.RuleCostRuntime))
+	}
+	prg, err := env.Program(ast, opts...)
+	if err != nil {
+		c.probs.add(0, 0, "", "fast path %s: %v", what, err)
+	}
+	return prg
+}
+
+// record compiles fused record program k with its projection of the activation's slots.
+func (fc *fastCompiler) record(ps *ProgramSet, k int, env *cel.Env, what, text string) {
+	if prg := fc.compile(env, what, text); prg != nil {
+		ps.fast.record[k] = fused{prg: prg, proj: projectionOf(fc.lastAST, ps.slotIndex)}
+	}
+}
+
+// fuseRecord compiles the per-record programs: liveness, predicates, marks, conflict
+// applicability and conflict checks. It returns false when an environment failed.
+func (fc *fastCompiler) fuseRecord(ps *ProgramSet) bool {
+	base, err := fastEnv(cel.Variable("record", cel.ObjectType(recordType)), cel.Variable("live", cel.BoolType))
+	if fc.envFailed(err) {
+		return false
 	}
 	var live []string
 	for _, p := range ps.liveness {
@@ -79,50 +115,44 @@ func (c *compiler) fuse(ps *ProgramSet) {
 	if len(live) == 0 {
 		live = []string{"false"}
 	}
-	record := func(k int, env *cel.Env, what, text string) {
-		if prg := compile(env, what, text); prg != nil {
-			ps.fast.record[k] = fused{prg: prg, proj: projectionOf(lastAST, ps.slotIndex)}
-		}
-	}
-	record(fusedLive, base, "liveness", "["+strings.Join(live, " || ")+"]")
-	record(fusedPreds, base, "predicates", listOf(expand(ps.recordPreds[:ps.phase1])))
+	fc.record(ps, fusedLive, base, "liveness", "["+strings.Join(live, " || ")+"]")
+	fc.record(ps, fusedPreds, base, "predicates", listOf(expand(ps.recordPreds[:ps.phase1])))
 	markEnv := base
 	for _, p := range ps.recordPreds[:ps.phase1] {
-		if markEnv, err = markEnv.Extend(cel.Variable(p.ID, cel.BoolType)); err != nil {
-			c.probs.add(0, 0, "", "fast path environment: %v", err)
-			return
+		if markEnv, err = markEnv.Extend(cel.Variable(p.ID, cel.BoolType)); fc.envFailed(err) {
+			return false
 		}
 	}
-	record(fusedMarks, markEnv, "marks", listOf(expand(ps.recordPreds[ps.phase1:])))
-	var applies []string
+	fc.record(ps, fusedMarks, markEnv, "marks", listOf(expand(ps.recordPreds[ps.phase1:])))
+	var applies, conflicts []string
 	for _, cp := range ps.conflicts {
 		applies = append(applies, "("+cp.Applies.Expr.Text+")")
-	}
-	record(fusedApplies, markEnv, "conflicts", "["+strings.Join(applies, ", ")+"]")
-	var conflicts []string
-	for _, cp := range ps.conflicts {
 		conflicts = append(conflicts, "(("+cp.Applies.Expr.Text+") && ("+cp.Conflict.Expr.Text+"))")
 	}
-	record(fusedConflicts, markEnv, "conflict checks", "["+strings.Join(conflicts, ", ")+"]")
+	fc.record(ps, fusedApplies, markEnv, "conflicts", "["+strings.Join(applies, ", ")+"]")
+	fc.record(ps, fusedConflicts, markEnv, "conflict checks", "["+strings.Join(conflicts, ", ")+"]")
+	return true
+}
 
-	clEnv, err := cel.NewEnv(ext.NativeTypes(nativeTypeOptions()...),
-		cel.Variable("family", cel.StringType), cel.Variable("form", cel.StringType), cel.Variable("variant", cel.StringType),
-		cel.Variable("cluster", cel.ObjectType(clusterType)), cel.CostModelVersion(costModelVersion))
-	if err != nil {
-		c.probs.add(0, 0, "", "fast path environment: %v", err)
-		return
+// fuseClusters compiles the cluster programs, the precedence after them, into one. It returns
+// false when its environment failed.
+func (fc *fastCompiler) fuseClusters(ps *ProgramSet) bool {
+	env, err := fastEnv(cel.Variable("cluster", cel.ObjectType(clusterType)))
+	if fc.envFailed(err) {
+		return false
 	}
 	cl := []*Program{ps.clusterForms, ps.templateLineage, ps.b5Runs}
 	for _, p := range ps.precedence {
 		cl = append(cl, p.When)
 	}
-	ps.fast.cluster = compile(clEnv, "clusters", listOf(expand(cl)))
+	ps.fast.cluster = fc.compile(env, "clusters", listOf(expand(cl)))
+	return true
+}
 
-	gEnv, err := cel.NewEnv(ext.NativeTypes(nativeTypeOptions()...),
-		cel.Variable("family", cel.StringType), cel.Variable("form", cel.StringType), cel.Variable("variant", cel.StringType),
-		cel.Variable("submission", cel.ObjectType(submissionType)), cel.CostModelVersion(costModelVersion))
-	if err != nil {
-		c.probs.add(0, 0, "", "fast path environment: %v", err)
+// fuseGates compiles every gate into one program.
+func (fc *fastCompiler) fuseGates(ps *ProgramSet) {
+	env, err := fastEnv(cel.Variable("submission", cel.ObjectType(submissionType)))
+	if fc.envFailed(err) {
 		return
 	}
 	var gates []string
@@ -131,7 +161,7 @@ func (c *compiler) fuse(ps *ProgramSet) {
 			gates = append(gates, "("+g.When.Expr.Text+")")
 		}
 	}
-	ps.fast.gates = compile(gEnv, "gates", "["+strings.Join(gates, ", ")+"]")
+	ps.fast.gates = fc.compile(env, "gates", "["+strings.Join(gates, ", ")+"]")
 }
 
 // expand returns the text of each program with every reference to an earlier program (by its

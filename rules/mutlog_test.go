@@ -81,11 +81,7 @@ func TestMutLogSchemaMatchesLoader(t *testing.T) {
 	for k := range raw["properties"].(map[string]any) {
 		keys = append(keys, k)
 	}
-	var tags []string
-	ty := reflect.TypeOf(MutLogCriteria{})
-	for i := 0; i < ty.NumField(); i++ {
-		tags = append(tags, strings.Split(ty.Field(i).Tag.Get("yaml"), ",")[0])
-	}
+	tags := yamlKeys(reflect.TypeOf(MutLogCriteria{}))
 	sort.Strings(keys)
 	sort.Strings(tags)
 	if !reflect.DeepEqual(keys, tags) {
@@ -99,7 +95,7 @@ func TestMutLogSchemaMatchesLoader(t *testing.T) {
 		t.Fatalf("schema declarable facts %v, loader %v", facts, MutLogDeclaredFacts)
 	}
 	var decl []string
-	ty = reflect.TypeOf(Declaration{})
+	ty := reflect.TypeOf(Declaration{})
 	for i := 0; i < ty.NumField(); i++ {
 		decl = append(decl, ty.Field(i).Tag.Get("yaml"))
 	}

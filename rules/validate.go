@@ -25,31 +25,63 @@ var matrixStatuses = []string{"ASSESSABLE", "CONDITIONAL", "NOT ASSESSABLE"}
 
 var verdictFields = []string{"{records}", "{live}", "{unscoped}", "{undeclared}", "{conflicts}", "{duplicates}", "{check_end}"}
 
-// validate checks what the type system of the YAML decoder cannot: closed sets, references
-// between sections, and the slots the evaluator fills.
-func (c *compiler) validate() {
+// problemAt reports a problem at the position of a dotted YAML path of the criteria file.
+type problemAt func(path, format string, args ...any)
+
+// problemAt parses the source once more as a node tree, for the positions of the problems.
+func (c *compiler) problemAt() problemAt {
 	var root yaml.Node
 	_ = yaml.Unmarshal(c.src, &root)
-	at := func(path string) (int, int) { return nodeAt(&root, path) }
-	bad := func(path, format string, args ...any) {
-		l, col := at(path)
+	return func(path, format string, args ...any) {
+		l, col := nodeAt(&root, path)
 		c.probs.add(l, col, path, format, args...)
 	}
-	crit := c.c
+}
+
+// required is a member a criteria file must not leave empty, by its path.
+type required struct{ path, v string }
+
+// checkRequired reports each empty member of fields.
+func checkRequired(bad problemAt, fields []required) {
+	for _, f := range fields {
+		if f.v == "" {
+			bad(f.path, "%s is required", f.path)
+		}
+	}
+}
+
+// criteriaCheck is one independent check of a memory-export criteria file.
+type criteriaCheck func(crit *Criteria, bad problemAt)
+
+// criteriaChecks are what the type system of the YAML decoder cannot check: closed sets,
+// references between sections, and the slots the evaluator fills. Each reports every problem it
+// finds; they run in this order.
+var criteriaChecks = []criteriaCheck{
+	checkHeader, checkRefusals, checkCoverageFacts, checkFamilies, checkForms, checkMatrix,
+	checkRuleIDs, checkClasses, checkPrecedence, checkGates, checkRecordRules,
+}
+
+// validate runs criteriaChecks over the decoded file.
+func (c *compiler) validate() {
+	bad := c.problemAt()
+	for _, check := range criteriaChecks {
+		check(c.c, bad)
+	}
+}
+
+// checkHeader checks the schema, the required members, the caps, the price and the verdict
+// template.
+func checkHeader(crit *Criteria, bad problemAt) {
 	if crit.Schema != SchemaID {
 		bad("schema", "schema must be %q", SchemaID)
 	}
-	for _, f := range []struct{ path, v string }{
+	checkRequired(bad, []required{
 		{"criteria_id", crit.CriteriaID}, {"criteria_revision", crit.CriteriaRevision}, {"service", crit.Service},
 		{"words.assessable", crit.Words.Assessable}, {"words.not_assessable", crit.Words.NotAssessable},
 		{"words.no_live_records", crit.Words.NoLiveRecords}, {"global_scope_value", crit.GlobalScopeValue},
 		{"texts.undeclared_label", crit.Texts.UndeclaredLabel}, {"texts.scope_text", crit.Texts.ScopeText},
 		{"texts.honesty_line", crit.Texts.HonestyLine},
-	} {
-		if f.v == "" {
-			bad(f.path, "%s is required", f.path)
-		}
-	}
+	})
 	if m := crit.Clusters.M4Depth; m != "" && m != M4DepthMembers && m != M4DepthLiveScoped {
 		bad("clusters.m4_depth", "m4_depth must be %q or %q", M4DepthMembers, M4DepthLiveScoped)
 	}
@@ -64,8 +96,10 @@ func (c *compiler) validate() {
 			bad("words.verdict", "verdict template lacks %s", f)
 		}
 	}
+}
 
-	// Refusals: exactly the implemented codes, each once, in the author's order.
+// checkRefusals: exactly the implemented codes, each once, in the author's order.
+func checkRefusals(crit *Criteria, bad problemAt) {
 	seen := map[string]bool{}
 	for i, r := range crit.Refusals {
 		p := fmt.Sprintf("refusals[%d]", i)
@@ -82,11 +116,13 @@ func (c *compiler) validate() {
 			bad("refusals", "refusal code %q is missing", r)
 		}
 	}
+}
 
+// checkCoverageFacts checks the free-text limits and the coverage members left out with a factor.
+func checkCoverageFacts(crit *Criteria, bad problemAt) {
 	if ft := crit.FreeTextScopeValue; ft != nil && (ft.MaxBytes <= 0 || ft.MaxBytesWithWhitespace <= 0) {
 		bad("free_text_scope_value", "free_text_scope_value needs positive max_bytes and max_bytes_with_whitespace")
 	}
-
 	for _, f := range sortedKeys(crit.CoverageFacts) {
 		if !contains(Factors, f) {
 			bad("coverage_facts."+f, "unknown factor %q", f)
@@ -97,8 +133,10 @@ func (c *compiler) validate() {
 			}
 		}
 	}
+}
 
-	// Families and forms.
+// checkFamilies checks each family's variants, scope mechanics, stand-ins and matrix row.
+func checkFamilies(crit *Criteria, bad problemAt) {
 	for _, name := range sortedKeys(crit.Families) {
 		f := crit.Families[name]
 		p := "families." + name
@@ -126,6 +164,10 @@ func (c *compiler) validate() {
 			bad("matrix", "no matrix row for family %q", name)
 		}
 	}
+}
+
+// checkForms checks each form's content field and refusal.
+func checkForms(crit *Criteria, bad problemAt) {
 	for _, name := range sortedKeys(crit.Forms) {
 		f := crit.Forms[name]
 		if f.ContentField == "" {
@@ -135,6 +177,11 @@ func (c *compiler) validate() {
 			bad("forms."+name+".refusal", "refusal %q is not a refusal code", f.Refusal)
 		}
 	}
+}
+
+// checkMatrix checks that the matrix names known families and forms and gives every factor a
+// published status.
+func checkMatrix(crit *Criteria, bad problemAt) {
 	for fam, forms := range crit.Matrix {
 		if _, ok := crit.Families[fam]; !ok {
 			bad("matrix."+fam, "matrix row for unknown family %q", fam)
@@ -155,8 +202,11 @@ func (c *compiler) validate() {
 			}
 		}
 	}
+}
 
-	// Liveness, conflicts, clusters, gates.
+// checkRuleIDs checks that the liveness and conflict ids are unique, and the conflicts few enough
+// for the evaluator's bit set.
+func checkRuleIDs(crit *Criteria, bad problemAt) {
 	ids := map[string]bool{}
 	for i, l := range crit.Record.Liveness {
 		if l.ID == "" || ids[l.ID] {
@@ -174,6 +224,10 @@ func (c *compiler) validate() {
 		}
 		ids[r.ID] = true
 	}
+}
+
+// checkClasses checks that every cluster class, and only those, has a statement.
+func checkClasses(crit *Criteria, bad problemAt) {
 	for _, cl := range Classes {
 		if crit.Clusters.Classes[cl].Statement == "" {
 			bad("clusters.classes", "class %q needs a statement", cl)
@@ -187,7 +241,11 @@ func (c *compiler) validate() {
 	if crit.Clusters.Classes["undeclared"].Statement != crit.Texts.UndeclaredLabel {
 		bad("clusters.classes.undeclared.statement", "the undeclared statement must be the published undeclared_label exactly")
 	}
-	ids = map[string]bool{}
+}
+
+// checkPrecedence checks the cluster decision precedence: its length, ids, classes and reasons.
+func checkPrecedence(crit *Criteria, bad problemAt) {
+	ids := map[string]bool{}
 	if len(crit.Clusters.Precedence) == 0 || len(crit.Clusters.Precedence) > 60 {
 		bad("clusters.precedence", "the precedence needs between 1 and 60 rules")
 	}
@@ -204,6 +262,11 @@ func (c *compiler) validate() {
 			bad(p, "an ambiguous rule needs a reason, and only an ambiguous rule has one")
 		}
 	}
+}
+
+// checkGates checks that every factor, and only a factor, has a gates entry, each gate with its
+// reason.
+func checkGates(crit *Criteria, bad problemAt) {
 	for f := range crit.Gates {
 		if factorIndex(f) < 0 {
 			bad("gates."+f, "unknown factor %q", f)
@@ -219,6 +282,10 @@ func (c *compiler) validate() {
 			}
 		}
 	}
+}
+
+// checkRecordRules checks that the per-record predicates and marks are there.
+func checkRecordRules(crit *Criteria, bad problemAt) {
 	if crit.Record.Predicates.Kind == 0 {
 		bad("record", "record.predicates is required")
 	}

@@ -113,12 +113,15 @@ func yamlTypes() map[string]reflect.Type {
 	return out
 }
 
-// yamlKeys lists the keys a struct accepts.
+// yamlKeys lists the keys a struct accepts, those of a struct it inlines in their place.
 func yamlKeys(t reflect.Type) []string {
 	var keys []string
 	for i := 0; i < t.NumField(); i++ {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
-		if name != "" && name != "-" {
+		name, opts, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		switch {
+		case name == "" && opts == "inline":
+			keys = append(keys, yamlKeys(t.Field(i).Type)...)
+		case name != "" && name != "-":
 			keys = append(keys, name)
 		}
 	}

@@ -233,7 +233,6 @@ func dimIndex(dims []string, name string) int {
 // readLog turns a validated export into a log.
 func readLog(ms *rules.MutLogSet, top *jsontree.Value) *log {
 	crit := ms.Criteria()
-	steps := crit.Canonicalization
 	l := &log{mode: top.Get("forget_mode").Str()}
 	for _, d := range ms.Declared() {
 		if v := top.Get(d.Member); v.Kind() == jsontree.String && v.Str() == d.Value {
@@ -245,25 +244,45 @@ func readLog(ms *rules.MutLogSet, top *jsontree.Value) *log {
 	for i := range ds {
 		l.dims = append(l.dims, ds[i].Str())
 	}
-	if ps := top.Get("principals").Arr(); len(ps) > 0 {
-		l.table = make(map[string]*principal, len(ps))
-		l.principals = len(ps)
-		for i := range ps {
-			pr := &principal{}
-			gs := ps[i].Get("grants").Arr()
-			for j := range gs {
-				var g []grantMember
-				for _, mem := range gs[j].Obj() {
-					if mem.Val.Present() {
-						g = append(g, grantMember{dim: dimIndex(l.dims, mem.Name), val: canonical(steps, mem.Val.Str(), nil)})
-					}
-				}
-				pr.grants = append(pr.grants, g)
-			}
-			l.table[ps[i].Get("id").Str()] = pr
-		}
-	}
+	l.readPrincipals(top.Get("principals").Arr(), crit.Canonicalization)
 	evs := top.Get("events").Arr()
+	snap := top.Get("snapshot")
+	k := getKeys()
+	defer releaseKeys(k)
+	l.slots = make([]string, 0, len(evs)/2+len(snap.Arr()))
+	l.scopes = make([]dimVal, 0, cap(l.slots)*len(l.dims))
+	l.readEvents(crit, evs, k)
+	if snap.Kind() == jsontree.Array {
+		l.readSnapshot(snap.Arr(), crit.Canonicalization, k)
+	}
+	return l
+}
+
+// readPrincipals reads the principals table: each principal's grants, their values canonical.
+func (l *log) readPrincipals(ps []jsontree.Value, steps []string) {
+	if len(ps) == 0 {
+		return
+	}
+	l.table = make(map[string]*principal, len(ps))
+	l.principals = len(ps)
+	for i := range ps {
+		pr := &principal{}
+		gs := ps[i].Get("grants").Arr()
+		for j := range gs {
+			var g []grantMember
+			for _, mem := range gs[j].Obj() {
+				if mem.Val.Present() {
+					g = append(g, grantMember{dim: dimIndex(l.dims, mem.Name), val: canonical(steps, mem.Val.Str(), nil)})
+				}
+			}
+			pr.grants = append(pr.grants, g)
+		}
+		l.table[ps[i].Get("id").Str()] = pr
+	}
+}
+
+// readEvents reads the events, each by what its operation carries, and orders them by seq.
+func (l *log) readEvents(crit *rules.MutLogCriteria, evs []jsontree.Value, k *keys) {
 	// Every event's envelope is cut from one slice, sized by a first pass.
 	envs := 0
 	for i := range evs {
@@ -272,11 +291,6 @@ func readLog(ms *rules.MutLogSet, top *jsontree.Value) *log {
 		}
 	}
 	envPool := make([]string, 0, envs)
-	snap := top.Get("snapshot")
-	k := getKeys()
-	defer releaseKeys(k)
-	l.slots = make([]string, 0, len(evs)/2+len(snap.Arr()))
-	l.scopes = make([]dimVal, 0, cap(l.slots)*len(l.dims))
 	l.events = make([]event, 0, len(evs))
 	for i := range evs {
 		e := &evs[i]
@@ -289,7 +303,7 @@ func readLog(ms *rules.MutLogSet, top *jsontree.Value) *log {
 		if spec.Target == "key" {
 			key := e.Get("key")
 			ev.keyed = true
-			ev.raw, ev.slot = k.key(l, steps, key.Get("scope"), key.Get("name").Str(), false)
+			ev.raw, ev.slot = k.key(l, crit.Canonicalization, key.Get("scope"), key.Get("name").Str(), false)
 		}
 		if spec.Version {
 			ev.version, _ = integer(e.Get("version"), 0)
@@ -310,18 +324,18 @@ func readLog(ms *rules.MutLogSet, top *jsontree.Value) *log {
 	}
 	// Seqs are unique (event_seq_duplicate), so an unstable sort orders them one way only.
 	slices.SortFunc(l.events, func(a, b event) int { return cmp.Compare(a.seq, b.seq) })
-	if snap.Kind() == jsontree.Array {
-		l.hasSnap = true
-		es := snap.Arr()
-		l.snapshot = make([]snapEntry, 0, len(es))
-		for i := range es {
-			key := es[i].Get("key")
-			_, slot := k.key(l, steps, key.Get("scope"), key.Get("name").Str(), true)
-			v, _ := integer(es[i].Get("version"), 0)
-			l.snapshot = append(l.snapshot, snapEntry{slot: slot, version: v})
-		}
+}
+
+// readSnapshot reads the snapshot's entries: each one's slot and version.
+func (l *log) readSnapshot(es []jsontree.Value, steps []string, k *keys) {
+	l.hasSnap = true
+	l.snapshot = make([]snapEntry, 0, len(es))
+	for i := range es {
+		key := es[i].Get("key")
+		_, slot := k.key(l, steps, key.Get("scope"), key.Get("name").Str(), true)
+		v, _ := integer(es[i].Get("version"), 0)
+		l.snapshot = append(l.snapshot, snapEntry{slot: slot, version: v})
 	}
-	return l
 }
 
 // covers reports whether a principal's grants cover a slot's canonical scope (FE-R-23).

@@ -1,0 +1,215 @@
+package evaluator
+
+import (
+	"slices"
+	"sort"
+
+	"strings"
+
+	"github.com/scopehygiene/scope-hygiene/rules"
+)
+
+// fillClusters computes factor cross_scope_clusters.
+func (st *state) fillClusters(rep *Report) error {
+	ps, x := st.ps, st.x
+	c := ps.Criteria()
+	w := c.Words
+	f := &rep.Factors.CrossScopeClusters
+	if g := st.gateFor("cross_scope_clusters"); g != nil {
+		// A factor that is NOT ASSESSABLE computes nothing: no clusters, no referrals.
+		*f = CrossScopeClusters{Status: w.NotAssessable, Reason: g.Reason}
+		return nil
+	}
+	// Records grouped by content key (its number): at most as many groups as content keys.
+	at := make([]int32, len(x.contents)) // content number -> group index + 1
+	rg := newRecordGroups(len(x.records), len(x.contents))
+	for i := range x.records {
+		r := &x.records[i]
+		if !r.live || !r.facts.Scoped || r.template {
+			continue
+		}
+		at[r.cid] = int32(rg.add(i, int(at[r.cid])-1) + 1)
+	}
+	var clusters []ClusterReport
+	counts := map[string]int{}
+	var members []int
+	for _, g := range rg.groups {
+		if g.size < 2 {
+			continue
+		}
+		members = members[:0]
+		for j := g.first; j >= 0; j = rg.next[j] {
+			members = append(members, int(j))
+		}
+		cr, class, err := st.cluster(members)
+		if err != nil {
+			return err
+		}
+		if cr == nil {
+			continue
+		}
+		counts[class]++
+		clusters = append(clusters, *cr)
+	}
+	slices.SortFunc(clusters, func(a, b ClusterReport) int { return compareIDs(a.Members, b.Members, memberID) })
+	for i := range clusters {
+		clusters[i].Cluster = i + 1
+	}
+	rep.Coverage.B5NotRun, rep.Coverage.TemplateLineage = intp(st.b5NotRun), intp(st.lineage)
+	if clusters == nil {
+		clusters = []ClusterReport{}
+	}
+	*f = CrossScopeClusters{
+		Status: w.Assessable, Candidate: intp(len(clusters)),
+		MarkedShared: intp(counts["marked_shared"]), Undeclared: intp(counts["undeclared"]),
+		Ambiguous: intp(counts["ambiguous"]), TemplateLineage: intp(st.lineage),
+		MarkedShare: rep.Coverage.MarkedShare, Clusters: &clusters,
+	}
+	return nil
+}
+
+// cluster builds one content key's cluster facts and classifies it. It returns nil when the key
+// forms no cluster or forms a template-lineage cluster (counted apart, R-24).
+func (st *state) cluster(members []int) (*ClusterReport, string, error) {
+	copies := st.copies[:0]
+	defer func() { st.copies = copies[:0] }()
+	for _, i := range members {
+		if !st.x.records[i].facts.Global {
+			copies = append(copies, i)
+		}
+	}
+	cl := st.clusterFacts(members, copies)
+	if st.clAct == nil {
+		st.clAct = &rules.ClusterActivation{Scope: st.x.scope, Obs: st.opts.Observer}
+	}
+	act := st.clAct
+	act.Cluster = &cl
+	d, err := st.ps.EvalCluster(act)
+	if err != nil || !d.Forms {
+		return nil, "", err
+	}
+	if d.TemplateLineage {
+		st.lineage++
+		return nil, "", nil
+	}
+	if !d.B5Runs {
+		st.b5NotRun++
+	}
+	if st.opts.explain != nil {
+		if err := st.explainCluster(members, act); err != nil {
+			return nil, "", err
+		}
+	}
+	if d.Rule.Refer {
+		for _, i := range copies {
+			st.referrals = append(st.referrals, st.x.records[i].id)
+		}
+	}
+	return st.clusterReport(members, &cl, d.Rule, act.B5), d.Rule.Class, nil
+}
+
+// clusterFacts are the facts the cluster rules read of one content key's members, copies being
+// the members that are not global.
+func (st *state) clusterFacts(members, copies []int) rules.Cluster {
+	x := st.x
+	cl := rules.Cluster{Letta: x.letta, Globals: int64(len(members) - len(copies)), Copies: int64(len(copies))}
+	// Clusters are small: distinct values are counted over reused slices, not maps.
+	scopes, keySets, sources := st.scratch[0][:0], st.scratch[1][:0], st.scratch[2][:0]
+	tids, btids := st.scratch[3][:0], st.scratch[4][:0]
+	for _, i := range copies {
+		r := &x.records[i]
+		scopes, keySets = append(scopes, r.tuple), append(keySets, r.keySet)
+		if r.covered {
+			cl.Covered++
+		}
+		if r.malformed {
+			cl.Malformed++
+		}
+		if r.contradiction {
+			cl.Contradictions++
+		}
+		if r.hasPointer && !r.facts.M4Resolves {
+			cl.BrokenPointers++
+		}
+		if s := r.facts.Source; s.Kind == "string" && s.Str != "" {
+			cl.Sourced++
+			sources = append(sources, s.Str)
+		}
+		if r.facts.TemplateID.Set {
+			cl.WithTemplateID++
+			tids = append(tids, r.raw.Get("template_id").Identity())
+		}
+		if r.facts.BaseTemplateID.Set {
+			cl.WithBaseTemplateID++
+			btids = append(btids, r.raw.Get("base_template_id").Identity())
+		}
+	}
+	cl.DistinctScopes, cl.KeySets, cl.DistinctSources = distinct(scopes), distinct(keySets), distinct(sources)
+	cl.TemplateIDs, cl.BaseTemplateIDs = distinct(tids), distinct(btids)
+	st.scratch = [5][]string{scopes, keySets, sources, tids, btids}
+	if x.letta {
+		cl.DisjointPair = disjointPair(x, copies)
+	}
+	return cl
+}
+
+// clusterReport is the report of a cluster the precedence rule p decided; b5 says whether its
+// distinct sources are printed.
+func (st *state) clusterReport(members []int, cl *rules.Cluster, p *rules.PrecedenceProgram, b5 bool) *ClusterReport {
+	cr := &ClusterReport{Classification: p.Class, DecidedBy: p.ID, Statement: p.Statement, Reason: p.Reason,
+		DistinctScopes: int(cl.DistinctScopes)}
+	if b5 {
+		cr.DistinctSources = intp(int(cl.DistinctSources))
+	}
+	cr.Members = make([]Member, 0, len(members))
+	for _, i := range members {
+		r := &st.x.records[i]
+		cr.Members = append(cr.Members, Member{ID: r.id, Scope: r.facts.ScopeString, Global: r.facts.Global,
+			Covered: !r.facts.Global && r.covered})
+	}
+	slices.SortFunc(cr.Members, func(a, b Member) int { return strings.Compare(a.ID, b.ID) })
+	return cr
+}
+
+// distinct counts the distinct strings of ss, which it sorts.
+func distinct(ss []string) int64 {
+	sort.Strings(ss)
+	n := int64(0)
+	for i := range ss {
+		if i == 0 || ss[i] != ss[i-1] {
+			n++
+		}
+	}
+	return n
+}
+
+// disjointPair reports whether two copies have disjoint scope sets (L-2).
+func disjointPair(x *export, copies []int) bool {
+	for a := 0; a < len(copies); a++ {
+		sa := x.records[copies[a]].set
+		for b := a + 1; b < len(copies); b++ {
+			if disjoint(sa, x.records[copies[b]].set) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// disjoint compares two sorted sets.
+func disjoint(a, b []string) bool {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] == b[j]:
+			return false
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	return true
+}
+
+func memberID(m Member) string { return m.ID }
