@@ -286,39 +286,3 @@ func (s *Server) writeFailed(c echo.Context, msg string, err error, keyText stri
 func lookupContext(c echo.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(c.Request().Context(), LookupTimeout)
 }
-
-// appendLedger writes an audit's ledger row: a house audit's under the write key of keyText, a
-// paid one's under its payment transaction (the ledger's own key). When the write fails and may
-// have committed, the row is looked up; found, the write is reported as committed.
-func (s *Server) appendLedger(c echo.Context, e store.LedgerEntry, keyText string) (int64, error) {
-	ctx := c.Request().Context()
-	k, keyed := s.cfg.Store.(store.Keyed)
-	if !keyed {
-		return s.cfg.Store.AppendLedger(ctx, e)
-	}
-	var wk store.WriteKey
-	if e.PaymentTx == "" && keyText != "" {
-		wk = store.NewWriteKey(store.WriteHouse, s.cfg.Criteria.ID(), keyText)
-	}
-	id, _, err := k.AppendLedgerOnce(ctx, e, wk, s.cfg.Now())
-	if err == nil {
-		s.writes.succeeded()
-		return id, nil
-	}
-	if errors.Is(err, store.ErrNotApplied) || errors.Is(err, store.ErrNotDurable) {
-		return 0, err
-	}
-	lctx, cancel := lookupContext(c)
-	defer cancel()
-	switch {
-	case e.PaymentTx != "":
-		if id, ferr := k.FindPayment(lctx, e.PaymentTx); ferr == nil {
-			return id, nil
-		}
-	case wk != "":
-		if r, ferr := k.FindWrite(lctx, wk, s.cfg.Now()); ferr == nil && r.LedgerID > 0 {
-			return r.LedgerID, nil
-		}
-	}
-	return 0, err
-}
