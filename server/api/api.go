@@ -2,6 +2,12 @@
 // POST /precheck (free, signed), POST /audit (paid, signed), GET /metrics, GET /healthz, and
 // NOT COVERED for every other POST path.
 //
+// A request that evaluates an export runs as a list of named stages (request.go), which its
+// handler reads as: audit.go (POST /audit), precheck.go, forget.go (an unpriced criteria's
+// audit). Each stage is in the file named after it, in the order a paid audit runs them:
+// admit.go, body.go, slot.go, prepare.go, caller.go, charge.go, evaluate.go, commit.go,
+// answer.go; steps.go attaches the step metrics and deadlines to them.
+//
 // The export lives in memory for one request: no handler, middleware, log line, metric label or
 // error path ever carries any part of a request body.
 package api

@@ -74,21 +74,15 @@ func readAtMost(r io.Reader, n int) ([]byte, error) {
 	return out, nil
 }
 
-// readBody is the body stage: the export, read whole into memory under the body cap, the
-// body budget and the body timeout; once it is in, the route's in-flight slot is taken (admit.go).
+// readBody is the body stage: the export, read up to the cap. A declared Content-Length
+// over the cap is refused unread; otherwise at most cap+1 bytes are read, into memory that grows
+// with the bytes received, under the body budget and the body timeout (guardBody). Once the body
+// is in, the route's in-flight slot is taken (admit.go).
 func (r *request) readBody() error {
-	body, err := r.s.readBody(r.c)
-	r.body = body
-	return err
-}
-
-// readBody reads the request body up to the cap: a declared Content-Length over the cap
-// is refused unread; otherwise at most cap+1 bytes are read, into memory that grows with the bytes
-// received (body.go).
-func (s *Server) readBody(c echo.Context) ([]byte, error) {
+	s, c := r.s, r.c
 	limit := s.cfg.Criteria.BodyCap()
 	if cl := c.Request().ContentLength; cl > int64(limit) {
-		return nil, s.refuse(c, s.cfg.Engine.CheckBodySize(int(min(cl, int64(1)<<40))))
+		return s.refuse(c, s.cfg.Engine.CheckBodySize(int(min(cl, int64(1)<<40))))
 	}
 	body, err := readAtMost(c.Request().Body, limit+1)
 	if err != nil {
@@ -102,21 +96,16 @@ func (s *Server) readBody(c echo.Context) ([]byte, error) {
 			c.Set(keyRule, "body_unreadable")
 			err = c.JSON(http.StatusBadRequest, limitError(errBodyUnreadable))
 		}
-		if err != nil {
-			return nil, err
-		}
-		return nil, errAnswered
+		return answered(err)
 	}
 	if ref := s.cfg.Engine.CheckBodySize(len(body)); ref != nil {
-		return nil, s.refuse(c, ref)
+		return s.refuse(c, ref)
 	}
 	if ok, err := admit(c); !ok {
-		if err != nil {
-			return nil, err
-		}
-		return nil, errAnswered
+		return answered(err)
 	}
-	return body, nil
+	r.body = body
+	return nil
 }
 
 // Errors of a body read cut by the service's own limits.

@@ -1,10 +1,6 @@
 package api
 
-import (
-	"time"
-
-	"github.com/labstack/echo/v4"
-)
+import "time"
 
 // The evaluation slots bound the exports being decoded, evaluated or signed at once to the number
 // of CPUs: a request waiting for a slot holds its body only, never a decoded export. Store and
@@ -16,51 +12,35 @@ type slot struct{ s *Server }
 // takeSlot is the slot stage: it waits for an evaluation slot, at most slotWait and never past
 // the request's end (then it answers a fast 503 with Retry-After).
 func (r *request) takeSlot() error {
-	sl, err := r.s.evalSlot(r.c)
-	if err != nil {
-		return err
-	}
-	r.slot = sl
-	return nil
-}
-
-// holdSlot takes an evaluation slot however long that takes: the call is paid for, or its
-// allowance spent, so it is evaluated whatever happens to the request meanwhile.
-func (r *request) holdSlot() error {
-	r.slot = r.s.holdSlot()
-	return nil
-}
-
-// leaveSlot frees the request's slot before store or network work.
-func (r *request) leaveSlot() { r.slot.release() }
-
-// evalSlot waits for an evaluation slot, at most slotWait and never past the request's end (then
-// it answers a fast 503 with Retry-After).
-func (s *Server) evalSlot(c echo.Context) (*slot, error) {
+	s := r.s
 	select {
 	case s.evalSlots <- struct{}{}:
-		return &slot{s: s}, nil
+		r.slot = &slot{s: s}
+		return nil
 	default:
 	}
 	wait := time.NewTimer(slotWait)
 	defer wait.Stop()
 	select {
 	case s.evalSlots <- struct{}{}:
-		return &slot{s: s}, nil
+		r.slot = &slot{s: s}
+		return nil
 	case <-wait.C:
-	case <-c.Request().Context().Done():
+	case <-r.c.Request().Context().Done():
 	}
-	if err := overloaded(c); err != nil {
-		return nil, err
-	}
-	return nil, errAnswered
+	return answered(overloaded(r.c))
 }
 
-// holdSlot waits for an evaluation slot without a limit.
-func (s *Server) holdSlot() *slot {
-	s.evalSlots <- struct{}{}
-	return &slot{s: s}
+// holdSlot takes an evaluation slot however long that takes: the call is paid for, or its
+// allowance spent, so it is evaluated whatever happens to the request meanwhile.
+func (r *request) holdSlot() error {
+	r.s.evalSlots <- struct{}{}
+	r.slot = &slot{s: r.s}
+	return nil
 }
+
+// leaveSlot frees the request's slot before store or network work.
+func (r *request) leaveSlot() { r.slot.release() }
 
 func (sl *slot) release() {
 	if sl != nil && sl.s != nil {
