@@ -183,6 +183,16 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.proofBudget = siwx.NewBudget(cfg.ProofBudgetPerMinute, time.Minute, cfg.Now)
+	if s.e, err = s.routes(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// routes is the router: the middleware every request passes (observe, recover, the body guard,
+// CORS), then each published route with its handler.
+func (s *Server) routes() (*echo.Echo, error) {
+	cfg := s.cfg
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.Logger.SetOutput(io.Discard)
@@ -224,8 +234,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	e.Any("/*", s.fallback)
-	s.e = e
-	return s, nil
+	return e, nil
 }
 
 // Handler is the server's http.Handler.
