@@ -227,7 +227,7 @@ func limitError(msg string) map[string]string {
 // storeFailed answers 503 with Retry-After for a store that failed, logs the cause (a fixed
 // word or code, never the error's text), and starts a schema re-check in the background.
 func (s *Server) storeFailed(c echo.Context, msg string, err error) error {
-	if over, err := s.outOfTime(c, err); over { // overload is not a store failure (limits.go)
+	if over, err := s.outOfTime(c, err); over { // overload is not a store failure (admit.go)
 		return err
 	}
 	s.cfg.Logger.Error(msg, "route", route(c), "cause", store.Cause(err))
