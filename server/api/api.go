@@ -2,20 +2,24 @@
 // POST /precheck (free, signed), POST /audit (paid, signed), GET /metrics, GET /healthz, and
 // NOT COVERED for every other POST path.
 //
+// A request that evaluates an export runs as a list of named stages (request.go), which its
+// handler reads as: audit.go (POST /audit), precheck.go, forget.go (an unpriced criteria's
+// audit). Each stage is in the file named after it, in the order a paid audit runs them:
+// admit.go, body.go, slot.go, prepare.go, caller.go, charge.go, evaluate.go, commit.go,
+// answer.go; steps.go attaches the step metrics and deadlines to them.
+//
 // The export lives in memory for one request: no handler, middleware, log line, metric label or
 // error path ever carries any part of a request body.
 package api
 
 import (
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
@@ -38,94 +42,6 @@ type Criteria interface {
 	FreeTier() (perDay int, minInterval time.Duration)
 	PriceUnits() int64
 	PriceLabel() string
-}
-
-// Refusal is an engine refusal: its rule id, HTTP status and the JSON body of docs/contract.md.
-type Refusal struct {
-	Rule   string
-	Status int
-	Body   any
-}
-
-// AuditResult is an audit report with the facts the ledger keeps.
-type AuditResult struct {
-	Report           any
-	VerdictLine      string
-	Undeclared       *int
-	CriteriaRevision string
-}
-
-// Engine runs the criteria on one export held in memory.
-type Engine interface {
-	// CheckBodySize refuses a body of n bytes when it is over the cap (nil otherwise).
-	CheckBodySize(n int) *Refusal
-	// Precheck validates the export and resolves assessability (no factor computed).
-	Precheck(body []byte, now time.Time) (any, *Refusal, error)
-	// Audit computes the report; it reads clock when the check has ended (the check-end time).
-	Audit(body []byte, clock func() time.Time) (*AuditResult, *Refusal, error)
-}
-
-// Preparer is an Engine that decodes an export once per request: Prepare validates and decodes
-// the body, and the Prepared answers the pre-check, the audit and the caller member from that one
-// decode. The server uses it when its Engine implements it.
-// The body is the request's own: the server never writes to it or reuses it after Prepare, so a
-// Preparer may keep pointing into it (and results may, for as long as they live) instead of
-// copying it.
-type Preparer interface {
-	Prepare(body []byte) (Prepared, *Refusal, error)
-}
-
-// Prepared is one export decoded by a Preparer, used by one request.
-type Prepared interface {
-	// Precheck resolves assessability (no factor computed).
-	Precheck(now time.Time) (any, error)
-	// Audit computes the report; it reads clock when the check has ended. It is called once.
-	Audit(clock func() time.Time) (*AuditResult, error)
-	// Caller is the export's top-level caller member as freetier.CallerFromBody reads it.
-	Caller() (string, error)
-}
-
-// release lets a Prepared that can give its memory back do so (it must not be used afterwards).
-func release(p Prepared) {
-	if r, ok := p.(interface{ Release() }); ok {
-		r.Release()
-	}
-}
-
-// prepared adapts an Engine without Prepare: each answer decodes the body again.
-type prepared struct {
-	e    Engine
-	body []byte
-}
-
-func (p prepared) Precheck(now time.Time) (any, error) {
-	res, ref, err := p.e.Precheck(p.body, now)
-	if err == nil && ref != nil {
-		err = errors.New("engine refused a body it had accepted")
-	}
-	return res, err
-}
-
-func (p prepared) Audit(clock func() time.Time) (*AuditResult, error) {
-	res, ref, err := p.e.Audit(p.body, clock)
-	if err == nil && (ref != nil || res == nil) {
-		err = errors.New("engine refused a body it had accepted")
-	}
-	return res, err
-}
-
-func (p prepared) Caller() (string, error) { return freetier.CallerFromBody(p.body) }
-
-// prepare decodes the export once (Preparer), or checks it and keeps the body for an Engine that
-// cannot (a refusal or rule failure is found before anything else happens either way).
-func (s *Server) prepare(body []byte, now time.Time) (Prepared, *Refusal, error) {
-	if p, ok := s.cfg.Engine.(Preparer); ok {
-		return p.Prepare(body)
-	}
-	if _, ref, err := s.cfg.Engine.Precheck(body, now); err != nil || ref != nil {
-		return nil, ref, err
-	}
-	return prepared{e: s.cfg.Engine, body: body}, nil, nil
 }
 
 // Config wires a Server.
@@ -267,6 +183,16 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.proofBudget = siwx.NewBudget(cfg.ProofBudgetPerMinute, time.Minute, cfg.Now)
+	if s.e, err = s.routes(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// routes is the router: the middleware every request passes (observe, recover, the body guard,
+// CORS), then each published route with its handler.
+func (s *Server) routes() (*echo.Echo, error) {
+	cfg := s.cfg
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.Logger.SetOutput(io.Discard)
@@ -308,8 +234,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	e.Any("/*", s.fallback)
-	s.e = e
-	return s, nil
+	return e, nil
 }
 
 // Handler is the server's http.Handler.
@@ -379,273 +304,51 @@ func (s *Server) fallback(c echo.Context) error {
 	return c.JSON(http.StatusNotFound, staticError(http.StatusNotFound))
 }
 
-// readBody reads the request body up to the cap (R-2): a declared Content-Length over the cap
-// is refused unread; otherwise at most cap+1 bytes are read, into memory that grows with the bytes
-// received (body.go).
-func (s *Server) readBody(c echo.Context) ([]byte, error) {
-	limit := s.cfg.Criteria.BodyCap()
-	if cl := c.Request().ContentLength; cl > int64(limit) {
-		return nil, s.refuse(c, s.cfg.Engine.CheckBodySize(int(min(cl, int64(1)<<40))))
-	}
-	body, err := readAtMost(c.Request().Body, limit+1)
-	if err != nil {
-		// One static answer, and the request ends here: nothing is consumed.
-		switch {
-		case errors.Is(err, errBodyBudget):
-			err = s.shedBody(c)
-		case errors.Is(err, errBodySlow):
-			err = s.slowBody(c)
-		default:
-			c.Set(keyRule, "body_unreadable")
-			err = c.JSON(http.StatusBadRequest, limitError(errBodyUnreadable))
+// allowed lists the methods each published path answers (HEAD and OPTIONS included).
+func (s *Server) allowed(path string) (string, bool) {
+	switch path {
+	case "/precheck", "/audit":
+		return "POST, OPTIONS", true
+	case "/criteria", "/healthz", "/livez", "/readyz", "/openapi.json":
+		return "GET, HEAD, OPTIONS", true
+	case "/mcp":
+		if s.cfg.MCP != nil {
+			return "POST, OPTIONS", true
 		}
-		if err != nil {
-			return nil, err
+	case "/metrics":
+		if !s.cfg.SeparateMetrics {
+			return "GET, HEAD, OPTIONS", true
 		}
-		return nil, errAnswered
 	}
-	if ref := s.cfg.Engine.CheckBodySize(len(body)); ref != nil {
-		return nil, s.refuse(c, ref)
+	if isSchemaPath(path) {
+		return "GET, HEAD, OPTIONS", true
 	}
-	if ok, err := admit(c); !ok {
-		if err != nil {
-			return nil, err
-		}
-		return nil, errAnswered
+	if allow, ok := s.mounted[path]; ok {
+		return allow, true
 	}
-	return body, nil
+	return "", false
 }
 
-// slot is one held evaluation slot; release is idempotent.
-type slot struct{ s *Server }
-
-// evalSlot waits for an evaluation slot, at most slotWait and never past the request's end (then
-// it answers a fast 503 with Retry-After).
-func (s *Server) evalSlot(c echo.Context) (*slot, error) {
-	select {
-	case s.evalSlots <- struct{}{}:
-		return &slot{s: s}, nil
-	default:
+// methodFallback answers a published path asked with a method it does not serve: OPTIONS
+// lists the methods, anything else is 405 with Allow. It reports false for other paths. A path
+// is published only as the router sees it, byte for byte: a percent-encoded letter, a trailing
+// or doubled slash or another case is another path (a POST to it is NOT COVERED).
+func (s *Server) methodFallback(c echo.Context) (bool, error) {
+	req := c.Request()
+	allow, ok := s.allowed(echo.GetPath(req))
+	if !ok || (req.Method == http.MethodPost && !strings.HasPrefix(allow, "POST")) {
+		return false, nil // a POST to a path that is not a POST route stays NOT COVERED
 	}
-	wait := time.NewTimer(slotWait)
-	defer wait.Stop()
-	select {
-	case s.evalSlots <- struct{}{}:
-		return &slot{s: s}, nil
-	case <-wait.C:
-	case <-c.Request().Context().Done():
+	c.Set(keyRoute, echo.GetPath(req))
+	c.Response().Header().Set("Allow", allow)
+	if req.Method == http.MethodOptions {
+		return true, c.NoContent(http.StatusNoContent)
 	}
-	if err := overloaded(c); err != nil {
-		return nil, err
+	c.Set(keyRule, "method_not_allowed")
+	if req.Method == http.MethodHead {
+		return true, c.NoContent(http.StatusMethodNotAllowed)
 	}
-	return nil, errAnswered
-}
-
-func (sl *slot) release() {
-	if sl != nil && sl.s != nil {
-		<-sl.s.evalSlots
-		sl.s = nil
-	}
-}
-
-// handOff gives the held slot to another goroutine, which must release it by receiving from the
-// returned channel; sl holds nothing afterwards.
-func (sl *slot) handOff() chan struct{} {
-	ch := sl.s.evalSlots
-	sl.s = nil
-	return ch
-}
-
-// errAnswered marks a request whose response is already written.
-var errAnswered = errors.New("answered")
-
-// refuse answers a refusal (rule id and numbers only) and returns errAnswered.
-func (s *Server) refuse(c echo.Context, r *Refusal) error {
-	c.Set(keyRule, r.Rule)
-	s.cfg.Metrics.Refusals.WithLabelValues(r.Rule).Inc()
-	s.cfg.Metrics.CriteriaRefusals.WithLabelValues(s.cfg.Criteria.ID(), r.Rule).Inc()
-	if err := c.JSON(r.Status, r.Body); err != nil {
-		return err
-	}
-	return errAnswered
-}
-
-// Refusal rules of the service layer (the engine's are in the criteria).
-const (
-	RuleCallerInvalid     = "caller_invalid"
-	RuleFreeTierDaily     = "free_tier_daily"
-	RuleFreeTierInterval  = "free_tier_interval"
-	RuleHouseTokenInvalid = "house_token_invalid"
-)
-
-// precheck runs in the published order: body cap, every published refusal (engine refusals,
-// then caller_invalid), then the caller's proof when a wallet is named, then the allowance. A
-// refused or unproven request consumes no allowance and writes no row.
-func (s *Server) precheck(c echo.Context) error {
-	body, err := s.readBody(c)
-	if err != nil {
-		return done(err)
-	}
-	sl, err := s.evalSlot(c)
-	if err != nil {
-		return done(err)
-	}
-	defer sl.release()
-	now := s.cfg.Now()
-	p, ref, err := s.prepare(body, now)
-	if err != nil {
-		return s.internal(c, "rule failed at run time")
-	}
-	if ref != nil {
-		return done(s.refuse(c, ref))
-	}
-	res, err := p.Precheck(now)
-	if err != nil {
-		return s.internal(c, "rule failed at run time")
-	}
-	caller, err := p.Caller()
-	release(p)
-	sl.release() // the proof and the allowance are store work
-	if ok, err := s.admitFree(c, caller, err); !ok {
-		return err
-	}
-	s.countResult("precheck", "free")
-	return s.signed(c, res)
-}
-
-func (s *Server) audit(c echo.Context) error {
-	if !s.unpaidBudget(c) || !s.houseBudget(c) {
-		return nil
-	}
-	t := time.Now()
-	body, err := s.readBody(c)
-	if err != nil {
-		return done(err)
-	}
-	t = s.step(metrics.AuditStepRead, t)
-	sl, err := s.evalSlot(c)
-	if err != nil {
-		return done(err)
-	}
-	defer func() { sl.release() }()
-	t = s.step(metrics.AuditStepSlotWait, t)
-	now := s.cfg.Now()
-	// A malformed export is refused free, before any payment or house check. The export is
-	// decoded here, once; the audit after the payment runs on this decode.
-	prep, ref, err := s.prepare(body, now)
-	if err != nil {
-		return s.internal(c, "rule failed at run time")
-	} else if ref != nil {
-		return done(s.refuse(c, ref))
-	}
-	s.step(metrics.AuditStepPrepare, t)
-	defer func() { // when no audit runs (no payment, a bad house token)
-		if prep != nil {
-			release(prep)
-		}
-	}()
-	house, err := s.house(c)
-	if err != nil {
-		if !s.houseFailed(c) {
-			return nil
-		}
-		return done(s.refuse(c, &Refusal{Rule: RuleHouseTokenInvalid, Status: http.StatusUnauthorized,
-			Body: map[string]any{"kind": "refusal", "rule": RuleHouseTokenInvalid}}))
-	}
-	var pay *Payment
-	settled := false
-	defer func() { // also on a panic: a paid audit that produced nothing is abandoned
-		if pay != nil && !settled {
-			s.cfg.Payments.Abandon(c, pay)
-		}
-	}()
-	if !house {
-		sl.release() // a payment is network work: the slot waits for it no more
-		pay, err = s.cfg.Payments.Require(c, Quote{Op: store.OpAudit, USDCUnits: s.cfg.Criteria.PriceUnits(),
-			Label: s.cfg.Criteria.PriceLabel(), Status: s.cfg.PriceStatus, CriteriaRevision: s.cfg.Criteria.Revision(),
-			ResourceURL: s.absURL(c, "/audit"), MCPTool: MCPTool(c.Request().Context()), Discovery: s.auditDiscovery(c),
-			ProveCaller: func(wallet, purpose string) error { return s.proveCaller(c, wallet, purpose) },
-			Challenge:   func(purpose string) (siwx.Challenge, error) { return s.prover.Challenge(s.proofTarget(c, purpose)) }})
-		if err != nil {
-			return s.internal(c, "payment check failed")
-		}
-		if pay == nil {
-			return nil // Require answered (402 with the price)
-		}
-		// A verified payment is audited whatever happens to the request meanwhile.
-		s.evalSlots <- struct{}{}
-		sl = &slot{s: s}
-	}
-	t = time.Now() // a paid audit's payment check is not a step of its own
-	res, err := prep.Audit(s.cfg.Now)
-	// The decoded export is dropped now, not when the answer has been written: a slow reader
-	// must not hold an export's memory while its report is sent.
-	prep = nil
-	if err != nil || res == nil {
-		return s.internal(c, "rule failed at run time")
-	}
-	t = s.step(metrics.AuditStepAudit, t)
-	// Everything about signing that can fail happens before the ledger row (or the settlement).
-	// The report's canonical form and its signature cannot fail: both are written while the row
-	// commits (sign.Canonicaler).
-	unsigned, err := s.cfg.Signer.Canonicalize(res.Report)
-	if err != nil {
-		return s.internal(c, "signing failed")
-	}
-	signed := make(chan []byte, 1)
-	go func(slot chan struct{}) { // the signature is evaluation work: it keeps the slot
-		defer func() {
-			if recover() != nil { // a defect, never an input: the request answers 500
-				signed <- nil
-			}
-			<-slot
-		}()
-		t := time.Now()
-		doc := unsigned.Sign()
-		s.step(metrics.AuditStepSign, t)
-		signed <- doc
-	}(sl.handOff())
-	entry := store.LedgerEntry{Timestamp: now, Day: store.Day(now), CriteriaVersion: res.CriteriaRevision,
-		VerdictLine: res.VerdictLine, Op: store.OpAudit, UndeclaredClusters: res.Undeclared, House: house}
-	keyText := ""
-	if house {
-		keyText = writeKeyText(c)
-	}
-	appendLedger := func(e store.LedgerEntry) (int64, error) { return s.appendLedger(c, e, keyText) }
-	payer, written := "house", metrics.AuditStepLedger
-	if house {
-		_, err = appendLedger(entry)
-	} else {
-		payer, written = "paid", metrics.AuditStepSettle
-		err = s.cfg.Payments.Settle(c, pay, entry, appendLedger)
-	}
-	settled = true // Settle owns the payment from here, whatever it returns
-	if err != nil {
-		return s.writeFailed(c, "ledger write failed", err, keyText)
-	}
-	t = s.step(written, t)
-	doc := <-signed
-	if doc == nil {
-		return s.internal(c, "signing failed")
-	}
-	t = s.step(metrics.AuditStepSignWait, t)
-	s.countResult(store.OpAudit, payer)
-	if err := document(c, doc); err != nil {
-		return err // not delivered (a timeout answered, the client left): the payer may resume
-	}
-	s.step(metrics.AuditStepWrite, t)
-	if d, ok := s.cfg.Payments.(Deliverer); ok && pay != nil && c.Request().Context().Err() == nil {
-		deliver(c.Request().Context(), d, pay)
-	}
-	return nil
-}
-
-// step observes one step of an audit begun at start (metrics.AuditSteps) and returns its end, the
-// next step's start. Durations use the monotonic clock, never the configured Now.
-func (s *Server) step(name string, start time.Time) time.Time {
-	end := time.Now()
-	s.cfg.Metrics.AuditSteps.WithLabelValues(s.cfg.Criteria.ID(), name).Observe(end.Sub(start).Seconds())
-	return end
+	return true, c.JSON(http.StatusMethodNotAllowed, limitError(errMethodNotAllowed))
 }
 
 // absURL is the absolute URL of route on this service: the configured public base URL, or the
@@ -655,127 +358,4 @@ func (s *Server) absURL(c echo.Context, route string) string {
 		return b + route
 	}
 	return "http://" + c.Request().Host + route
-}
-
-// house reports whether the request is an operator's house audit. A bearer token that does not
-// match (or any bearer when house audits are disabled) is an error.
-func (s *Server) house(c echo.Context) (bool, error) {
-	h := c.Request().Header.Get(echo.HeaderAuthorization)
-	if h == "" {
-		return false, nil
-	}
-	tok, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok || s.cfg.HouseToken == "" {
-		return false, errors.New("house token invalid")
-	}
-	want := sha256.Sum256([]byte(s.cfg.HouseToken))
-	got := sha256.Sum256([]byte(tok))
-	if subtle.ConstantTimeCompare(want[:], got[:]) != 1 {
-		return false, errors.New("house token invalid")
-	}
-	return true, nil
-}
-
-func (s *Server) signed(c echo.Context, v any) error {
-	doc, err := s.cfg.Signer.Sign(v)
-	if err != nil {
-		return s.internal(c, "signing failed")
-	}
-	return document(c, doc)
-}
-
-// document answers 200 with a signed document. Its length is declared, so that it is sent as it
-// is (not in chunks) and a client can size its buffer once.
-func document(c echo.Context, doc []byte) error {
-	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(len(doc)))
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, doc)
-}
-
-// internal answers a static 500; msg is a static string and goes to the log only.
-func (s *Server) internal(c echo.Context, msg string) error {
-	s.cfg.Logger.Error(msg, "route", route(c))
-	return c.JSON(http.StatusInternalServerError, staticError(http.StatusInternalServerError))
-}
-
-func done(err error) error {
-	if errors.Is(err, errAnswered) {
-		return nil
-	}
-	return err
-}
-
-func staticError(code int) map[string]string {
-	return map[string]string{"kind": "error", "error": http.StatusText(code)}
-}
-
-// httpError answers errors that reach echo with static JSON: never an error's text.
-func (s *Server) httpError(err error, c echo.Context) {
-	if c.Response().Committed {
-		return
-	}
-	code := http.StatusInternalServerError
-	var he *echo.HTTPError
-	if errors.As(err, &he) {
-		code = he.Code
-	}
-	if code == http.StatusInternalServerError {
-		s.cfg.Logger.Error("handler error", "route", route(c))
-	}
-	if c.Request().Method == http.MethodHead {
-		c.NoContent(code)
-		return
-	}
-	c.JSON(code, staticError(code))
-}
-
-func itoa(n int) string {
-	return strconv.Itoa(n)
-}
-
-// admitFree runs the free tier's steps after the published refusals, in the criteria's order:
-// caller_invalid (callerErr), the named wallet's sign-in-with-x proof, then the allowance. It
-// reports false with the handler's result when the call was answered here.
-func (s *Server) admitFree(c echo.Context, caller string, callerErr error) (bool, error) {
-	if callerErr != nil {
-		return false, done(s.refuse(c, &Refusal{Rule: RuleCallerInvalid, Status: http.StatusBadRequest,
-			Body: map[string]any{"kind": "refusal", "rule": RuleCallerInvalid}}))
-	}
-	if caller != "" {
-		if err := s.proveCaller(c, caller, siwx.PurposePrecheck); err != nil {
-			return false, done(err)
-		}
-	}
-	keyText := writeKeyText(c)
-	wk := s.gate.WriteKey(c.Path(), caller, c.RealIP(), keyText)
-	d, err := s.gate.TakeOnce(c.Request().Context(), caller, c.RealIP(), wk)
-	if err != nil && !errors.Is(err, store.ErrNotApplied) && !errors.Is(err, store.ErrNotDurable) {
-		// The commit may have happened before the failure: look for it.
-		ctx, cancel := lookupContext(c)
-		if found, ferr := s.gate.Find(ctx, wk); ferr == nil {
-			d, err = found, nil
-		}
-		cancel()
-	}
-	if err != nil {
-		return false, s.writeFailed(c, "free-tier store failed", err, keyText)
-	}
-	if d.Outcome == store.FreeAllowed { // a refusal commits nothing: it says nothing of writes
-		s.writes.succeeded()
-	}
-	switch d.Outcome {
-	case store.FreeExhausted:
-		s.cfg.Metrics.FreeTier.WithLabelValues(itoa(s.exhaustedStatus())).Inc()
-		if s.exhaustedStatus() == http.StatusTooManyRequests { // every 429 carries Retry-After
-			c.Response().Header().Set("Retry-After", itoa(untilNextDay(s.cfg.Now())))
-		}
-		return false, done(s.refuse(c, &Refusal{Rule: RuleFreeTierDaily, Status: s.exhaustedStatus(),
-			Body: map[string]any{"kind": "refusal", "rule": RuleFreeTierDaily, "cap": s.gate.Limits.PerDay, "observed": d.Used}}))
-	case store.FreeTooSoon:
-		s.cfg.Metrics.FreeTier.WithLabelValues("429").Inc()
-		c.Response().Header().Set("Retry-After", itoa(freetier.RetryAfterSeconds(d.RetryAfter)))
-		return false, done(s.refuse(c, &Refusal{Rule: RuleFreeTierInterval, Status: http.StatusTooManyRequests,
-			Body: map[string]any{"kind": "refusal", "rule": RuleFreeTierInterval,
-				"min_interval_ms": s.gate.Limits.MinInterval.Milliseconds(), "retry_after_ms": d.RetryAfter.Milliseconds()}}))
-	}
-	return true, nil
 }

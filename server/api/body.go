@@ -74,6 +74,40 @@ func readAtMost(r io.Reader, n int) ([]byte, error) {
 	return out, nil
 }
 
+// readBody is the body stage: the export, read up to the cap. A declared Content-Length
+// over the cap is refused unread; otherwise at most cap+1 bytes are read, into memory that grows
+// with the bytes received, under the body budget and the body timeout (guardBody). Once the body
+// is in, the route's in-flight slot is taken (admit.go).
+func (r *request) readBody() error {
+	s, c := r.s, r.c
+	limit := s.cfg.Criteria.BodyCap()
+	if cl := c.Request().ContentLength; cl > int64(limit) {
+		return s.refuse(c, s.cfg.Engine.CheckBodySize(int(min(cl, int64(1)<<40))))
+	}
+	body, err := readAtMost(c.Request().Body, limit+1)
+	if err != nil {
+		// One static answer, and the request ends here: nothing is consumed.
+		switch {
+		case errors.Is(err, errBodyBudget):
+			err = s.shedBody(c)
+		case errors.Is(err, errBodySlow):
+			err = s.slowBody(c)
+		default:
+			c.Set(keyRule, "body_unreadable")
+			err = c.JSON(http.StatusBadRequest, limitError(errBodyUnreadable))
+		}
+		return answered(err)
+	}
+	if ref := s.cfg.Engine.CheckBodySize(len(body)); ref != nil {
+		return s.refuse(c, ref)
+	}
+	if ok, err := admit(c); !ok {
+		return answered(err)
+	}
+	r.body = body
+	return nil
+}
+
 // Errors of a body read cut by the service's own limits.
 var (
 	errBodySlow   = errors.New("body did not arrive in time")

@@ -13,8 +13,10 @@ import (
 	"github.com/scopehygiene/scope-hygiene/server/siwx"
 )
 
-// Caller-proof rules of the service layer (criteria interpretations, beside R-5).
+// Caller rules of the service layer (criteria interpretations, beside R-5).
 const (
+	// RuleCallerInvalid: the export's caller member is not a wallet address.
+	RuleCallerInvalid = "caller_invalid"
 	// RuleCallerUnproven: a request named a caller wallet without a valid sign-in-with-x proof.
 	RuleCallerUnproven = "caller_unproven"
 	// RuleCallerNoTokenAccount: the proven wallet has no USDC token account on the payment
@@ -48,6 +50,24 @@ var proofMessages = map[string]string{
 	siwx.ErrExpired.Error():     "the SIGN-IN-WITH-X challenge has expired; sign the fresh challenge below",
 	siwx.ErrReplayed.Error():    "the SIGN-IN-WITH-X nonce was already used; sign the fresh challenge below",
 	siwx.ErrWrongWallet.Error(): "the SIGN-IN-WITH-X proof is by another wallet than the one this request names; sign the challenge below with it",
+}
+
+// identifyCaller is the caller stage of a free call (a pre-check, an unpriced audit). It reads the
+// export's caller member and then gives back the decoded export and the evaluation slot: the
+// proof and the allowance are store work. A caller member that is not a wallet is refused
+// (caller_invalid); a named wallet must be proven with sign-in-with-x.
+func (r *request) identifyCaller() error {
+	r.caller, r.callerErr = r.prep.Caller()
+	r.releasePrepared()
+	r.leaveSlot()
+	if r.callerErr != nil {
+		return r.s.refuse(r.c, &Refusal{Rule: RuleCallerInvalid, Status: http.StatusBadRequest,
+			Body: map[string]any{"kind": "refusal", "rule": RuleCallerInvalid}})
+	}
+	if r.caller != "" {
+		return r.s.proveCaller(r.c, r.caller, siwx.PurposePrecheck)
+	}
+	return nil
 }
 
 // newProver builds the default prover: over the store's nonce table, on the payment network
@@ -163,13 +183,4 @@ func (s *Server) checkTokenAccount(c echo.Context, wallet string) error {
 			Body: map[string]any{"kind": "refusal", "rule": RuleCallerNoTokenAccount}})
 	}
 	return nil
-}
-
-// internalAnswered answers a static 500 and returns errAnswered (so a caller cannot mistake the
-// answered request for a proven one).
-func (s *Server) internalAnswered(c echo.Context, msg string) error {
-	if err := s.internal(c, msg); err != nil {
-		return err
-	}
-	return errAnswered
 }

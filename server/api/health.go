@@ -227,7 +227,7 @@ func limitError(msg string) map[string]string {
 // storeFailed answers 503 with Retry-After for a store that failed, logs the cause (a fixed
 // word or code, never the error's text), and starts a schema re-check in the background.
 func (s *Server) storeFailed(c echo.Context, msg string, err error) error {
-	if over, err := s.outOfTime(c, err); over { // overload is not a store failure (limits.go)
+	if over, err := s.outOfTime(c, err); over { // overload is not a store failure (admit.go)
 		return err
 	}
 	s.cfg.Logger.Error(msg, "route", route(c), "cause", store.Cause(err))
@@ -285,40 +285,4 @@ func (s *Server) writeFailed(c echo.Context, msg string, err error, keyText stri
 // request nor LookupTimeout.
 func lookupContext(c echo.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(c.Request().Context(), LookupTimeout)
-}
-
-// appendLedger writes an audit's ledger row: a house audit's under the write key of keyText, a
-// paid one's under its payment transaction (the ledger's own key). When the write fails and may
-// have committed, the row is looked up; found, the write is reported as committed.
-func (s *Server) appendLedger(c echo.Context, e store.LedgerEntry, keyText string) (int64, error) {
-	ctx := c.Request().Context()
-	k, keyed := s.cfg.Store.(store.Keyed)
-	if !keyed {
-		return s.cfg.Store.AppendLedger(ctx, e)
-	}
-	var wk store.WriteKey
-	if e.PaymentTx == "" && keyText != "" {
-		wk = store.NewWriteKey(store.WriteHouse, s.cfg.Criteria.ID(), keyText)
-	}
-	id, _, err := k.AppendLedgerOnce(ctx, e, wk, s.cfg.Now())
-	if err == nil {
-		s.writes.succeeded()
-		return id, nil
-	}
-	if errors.Is(err, store.ErrNotApplied) || errors.Is(err, store.ErrNotDurable) {
-		return 0, err
-	}
-	lctx, cancel := lookupContext(c)
-	defer cancel()
-	switch {
-	case e.PaymentTx != "":
-		if id, ferr := k.FindPayment(lctx, e.PaymentTx); ferr == nil {
-			return id, nil
-		}
-	case wk != "":
-		if r, ferr := k.FindWrite(lctx, wk, s.cfg.Now()); ferr == nil && r.LedgerID > 0 {
-			return r.LedgerID, nil
-		}
-	}
-	return 0, err
 }

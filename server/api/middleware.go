@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
 )
 
 // route is the metric/log label of a request: the matched route template (every registered
@@ -74,4 +75,25 @@ func (s *Server) recoverStatic(next echo.HandlerFunc) echo.HandlerFunc {
 		}()
 		return next(c)
 	}
+}
+
+// Request and response headers of the payment and sign-in exchanges a browser client needs.
+var (
+	corsAllowHeaders  = []string{echo.HeaderContentType, echo.HeaderAuthorization, "PAYMENT-SIGNATURE", "SIGN-IN-WITH-X", "Mcp-Protocol-Version", HeaderIdempotencyKey}
+	corsExposeHeaders = []string{"PAYMENT-REQUIRED", "PAYMENT-RESPONSE", "SIGN-IN-WITH-X-CHALLENGE", "Retry-After", HeaderIdempotencyKey}
+)
+
+// cors answers preflights and sets the CORS headers for the configured origins only.
+// A request without Origin is not a CORS request: it skips the middleware, so a plain OPTIONS
+// gets the route's Allow list.
+func cors(origins []string) echo.MiddlewareFunc {
+	mw := middleware.CORSWithConfig(middleware.CORSConfig{
+		Skipper:       func(c echo.Context) bool { return c.Request().Header.Get(echo.HeaderOrigin) == "" },
+		AllowOrigins:  origins,
+		AllowMethods:  []string{http.MethodGet, http.MethodHead, http.MethodPost},
+		AllowHeaders:  corsAllowHeaders,
+		ExposeHeaders: corsExposeHeaders,
+		MaxAge:        600,
+	})
+	return mw
 }

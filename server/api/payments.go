@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"net/http"
-	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -35,58 +34,6 @@ type Quote struct {
 	// Challenge issues a sign-in-with-x challenge for purpose on this route (e.g. the resume
 	// challenge of a 202).
 	Challenge func(purpose string) (siwx.Challenge, error)
-}
-
-// Deliverer is implemented by a Payments that records delivery: the API calls Delivered only
-// after the whole 200 body was written without error, to the client itself or, for a request
-// made on a caller's behalf (WithDeferredDelivery), once the outer answer has been.
-type Deliverer interface {
-	Delivered(ctx context.Context, p *Payment)
-}
-
-// Deliveries holds back the delivery marks of paid audits answered inside another answer: the
-// MCP endpoint puts a route's answer into its own, so the route's 200 written in memory is not
-// the report reaching the payer. Done marks them once the outer answer has been sent; when it
-// never is, they stay undelivered and the payer may resume.
-type Deliveries struct {
-	mu    sync.Mutex
-	marks []func()
-	done  bool
-}
-
-type deliveriesKey struct{}
-
-// WithDeferredDelivery marks the requests made under ctx as answered inside another answer: a paid
-// audit among them is delivered only by d.Done.
-func WithDeferredDelivery(ctx context.Context, d *Deliveries) context.Context {
-	return context.WithValue(ctx, deliveriesKey{}, d)
-}
-
-// deliver marks p delivered now, or holds the mark back for the outer answer.
-func deliver(ctx context.Context, d Deliverer, p *Payment) {
-	ctx = context.WithoutCancel(ctx)
-	later, _ := ctx.Value(deliveriesKey{}).(*Deliveries)
-	if later == nil {
-		d.Delivered(ctx, p)
-		return
-	}
-	later.mu.Lock()
-	defer later.mu.Unlock()
-	if !later.done {
-		later.marks = append(later.marks, func() { d.Delivered(ctx, p) })
-	}
-}
-
-// Done marks every paid audit held back delivered. It is called once, when the outer answer has
-// been written whole; a mark held back after Done is dropped (that answer was not in it).
-func (d *Deliveries) Done() {
-	d.mu.Lock()
-	marks := d.marks
-	d.marks, d.done = nil, true
-	d.mu.Unlock()
-	for _, mark := range marks {
-		mark()
-	}
 }
 
 // Payment is a verified payment for one audit, as the ledger records it.
@@ -123,22 +70,6 @@ type Payments interface {
 // a PAYMENT-SIGNATURE header verifies: signed by its payer, for our price, payTo and fee payer.
 type PaymentVerifier interface {
 	VerifiesOffline(header string) bool
-}
-
-// paidOrHouse reports whether the request carries the house token or a payment header that
-// verifies offline: only those skip the unpaid-audit budget (a dummy header of either kind
-// spends it like any unpaid call).
-func (s *Server) paidOrHouse(c echo.Context) bool {
-	h := c.Request().Header
-	if h.Get(echo.HeaderAuthorization) != "" {
-		house, err := s.house(c)
-		return err == nil && house
-	}
-	if p := h.Get("PAYMENT-SIGNATURE"); p != "" {
-		v, ok := s.cfg.Payments.(PaymentVerifier)
-		return ok && v.VerifiesOffline(p)
-	}
-	return false
 }
 
 // ReadinessChecker is implemented by a Payments whose paid audits depend on an outside service

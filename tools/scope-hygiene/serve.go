@@ -69,18 +69,9 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 // runServer serves until ctx ends, then shuts down gracefully. ready, when not nil, receives the
 // bound address.
 func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- string) error {
-	if err := c.loadHouseToken(); err != nil {
-		return err
-	}
-	if err := c.checkHouseToken(); err != nil {
-		return err
-	}
-	maxConns, err := connCap(c.MaxConns)
+	maxConns, err := c.checkStart()
 	if err != nil {
 		return err
-	}
-	if c.MemoryLimitMB > 0 {
-		debug.SetMemoryLimit(int64(c.MemoryLimitMB) << 20)
 	}
 	// The store first: one that does not answer fails the start within seconds.
 	st, err := openStore(ctx, c.Store)
@@ -88,31 +79,9 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 		return err
 	}
 	defer st.Close()
-	ps, err := loadCriteria(c.CriteriaFile)
+	crit, err := gateCriteria(c, logger)
 	if err != nil {
 		return err
-	}
-	// A revision serves only if it re-passes its pinned corpus (and is not stopped).
-	started := time.Now()
-	sum, err := corpus.Gate(ps, corpusFS(c.CorpusDir), splitList(c.StoppedRevisions))
-	if err != nil {
-		return err
-	}
-	logger.Info("corpus re-passed", "criteria_revision", ps.Revision(), "cases", sum.Passed,
-		"pin", ps.Criteria().Corpus.SHA256, "duration_ms", time.Since(started).Milliseconds())
-	doc, err := engine.Document(ps)
-	if err != nil {
-		return err
-	}
-	mounts, err := loadMounts(logger, splitList(c.StoppedRevisions))
-	if err != nil {
-		return err
-	}
-	// The corpus gates decoded every pinned case: give their garbage back to the system now,
-	// once, rather than carry it as the resting heap (the runtime returns it only slowly).
-	debug.FreeOSMemory()
-	if err := dropStartPages(); err != nil {
-		logger.Debug("binary pages stay resident", "reason", "madvise_failed")
 	}
 	signer, created, err := sign.LoadOrCreateKey(c.KeyFile)
 	if err != nil {
@@ -121,38 +90,130 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 	if created {
 		logger.Warn("generated a development signing key", "key_file", c.KeyFile, "key_id", signer.KeyID())
 	}
+	pay, proofKey, err := startPaid(ctx, c, logger, st, crit.ps)
+	if err != nil {
+		return err
+	}
+	if sw, ok := st.(store.Sweeper); ok {
+		go sweep(ctx, sw, crit.ps, logger)
+	}
+	m := newMetrics(c, pay, st)
+	srv, err := api.New(apiConfig(c, logger, crit, st, signer, pay, proofKey, m))
+	if err != nil {
+		return err
+	}
+	hs, ln, err := listenHTTP(ctx, c, logger, srv.Handler(), maxConns)
+	if err != nil {
+		return err
+	}
+	logger.Info("serving", "addr", ln.Addr().String(), "criteria_id", crit.ps.ID(), "criteria_revision", crit.ps.Revision(),
+		"criteria_digest", crit.ps.Digest(), "key_id", signer.KeyID(), "house_audits", c.HouseToken != "")
+	return serveUntilDone(ctx, c, logger, hs, ln, m, maxConns, ready)
+}
+
+// checkStart checks the settings that need no store (the house token, the connection cap) and
+// sets the memory limit; it returns the connection cap.
+func (c *config) checkStart() (int, error) {
+	if err := c.loadHouseToken(); err != nil {
+		return 0, err
+	}
+	if err := c.checkHouseToken(); err != nil {
+		return 0, err
+	}
+	maxConns, err := connCap(c.MaxConns)
+	if err != nil {
+		return 0, err
+	}
+	if c.MemoryLimitMB > 0 {
+		debug.SetMemoryLimit(int64(c.MemoryLimitMB) << 20)
+	}
+	return maxConns, nil
+}
+
+// servedCriteria are the criteria the server serves: the primary one and its published
+// document, and the further criteria mounted beside it.
+type servedCriteria struct {
+	ps     *rules.ProgramSet
+	doc    map[string]any
+	mounts []api.Mount
+}
+
+// gateCriteria loads the criteria. A revision serves only if it re-passes its pinned corpus (and
+// is not stopped).
+func gateCriteria(c config, logger *slog.Logger) (servedCriteria, error) {
+	ps, err := loadCriteria(c.CriteriaFile)
+	if err != nil {
+		return servedCriteria{}, err
+	}
+	started := time.Now()
+	sum, err := corpus.Gate(ps, corpusFS(c.CorpusDir), splitList(c.StoppedRevisions))
+	if err != nil {
+		return servedCriteria{}, err
+	}
+	logger.Info("corpus re-passed", "criteria_revision", ps.Revision(), "cases", sum.Passed,
+		"pin", ps.Criteria().Corpus.SHA256, "duration_ms", time.Since(started).Milliseconds())
+	doc, err := engine.Document(ps)
+	if err != nil {
+		return servedCriteria{}, err
+	}
+	mounts, err := loadMounts(logger, splitList(c.StoppedRevisions))
+	if err != nil {
+		return servedCriteria{}, err
+	}
+	// The corpus gates decoded every pinned case: give their garbage back to the system now,
+	// once, rather than carry it as the resting heap (the runtime returns it only slowly).
+	debug.FreeOSMemory()
+	if err := dropStartPages(); err != nil {
+		logger.Debug("binary pages stay resident", "reason", "madvise_failed")
+	}
+	return servedCriteria{ps: ps, doc: doc, mounts: mounts}, nil
+}
+
+// startPaid starts the payments of paid audits and loads the sign-in-with-x key. The request
+// budget covers the confirmation budget: a payment still unconfirmed when the request must end
+// is answered 202 with its transaction, never a bare timeout.
+func startPaid(ctx context.Context, c config, logger *slog.Logger, st store.Store, ps *rules.ProgramSet) (api.Payments, []byte, error) {
 	pr := ps.Criteria().Price
 	pay, err := startPayments(ctx, c.Pay, c.PublicBaseURL, x402.Price{Units: uint64(pr.USDCUnitsPerCall), Label: pr.Label, Status: pr.Status},
 		st, logger)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	proofKey, err := loadChallengeKey(c.ProofKeyFile, "SCOPE_HYGIENE_SIWX_KEY", getenv)
 	if err != nil {
-		return fmt.Errorf("sign-in-with-x key: %w", err)
+		return nil, nil, fmt.Errorf("sign-in-with-x key: %w", err)
 	}
-	if sw, ok := st.(store.Sweeper); ok {
-		go sweep(ctx, sw, ps, logger)
-	}
-	if g, ok := pay.(interface{ Settler() *x402.Settler }); ok {
-		// The request budget covers the confirmation budget: a payment still unconfirmed when
-		// the request must end is answered 202 with its transaction, never a bare timeout.
-		if budget := c.RequestTimeout - 2*time.Second; budget > time.Second && budget < g.Settler().ConfirmTimeout {
-			g.Settler().ConfirmTimeout = budget
+	if s := settlerOf(pay); s != nil {
+		if budget := c.RequestTimeout - 2*time.Second; budget > time.Second && budget < s.ConfirmTimeout {
+			s.ConfirmTimeout = budget
 		}
 	}
-	m := metrics.New()
+	return pay, proofKey, nil
+}
+
+// settlerOf is the x402 settler of payments on a network (nil without).
+func settlerOf(pay api.Payments) *x402.Settler {
 	if g, ok := pay.(interface{ Settler() *x402.Settler }); ok {
+		return g.Settler()
+	}
+	return nil
+}
+
+// newMetrics is the service's metrics: the API's, the settler's fee losses and pause, and the
+// Day-0 tripwires over the store.
+func newMetrics(c config, pay api.Payments, st store.Store) *metrics.Metrics {
+	m := metrics.New()
+	if s := settlerOf(pay); s != nil {
 		lost := prometheus.NewCounter(prometheus.CounterOpts{Name: "scope_hygiene_x402_failed_fee_lamports_total",
 			Help: "Lamports the fee payer paid for payment transactions that landed with an error."})
 		m.Registry().MustRegister(lost)
-		g.Settler().OnFailedFee = func(l int64) { lost.Add(float64(l)) }
+		s.OnFailedFee = func(l int64) { lost.Add(float64(l)) }
 		paused := prometheus.NewGauge(prometheus.GaugeOpts{Name: "scope_hygiene_x402_payments_paused",
 			Help: "1 while paid audits are paused: the fee payer's hourly budget of lamports lost on failed transactions is spent (a tripwire)."})
 		refused := prometheus.NewCounter(prometheus.CounterOpts{Name: "scope_hygiene_x402_payments_paused_total",
 			Help: "Payments refused 503 payments_paused before any broadcast."})
 		m.Registry().MustRegister(paused, refused)
-		g.Settler().OnPaused = func(p bool) {
+		s.OnPaused = func(p bool) {
 			if p {
 				paused.Set(1)
 				refused.Inc()
@@ -162,26 +223,35 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 		}
 	}
 	m.RegisterTripwires(st, 30*24*time.Hour, 2*time.Second, time.Now)
-	srv, err := api.New(api.Config{Criteria: ps, Document: doc, Engine: engine.Engine{PS: ps}, Store: st,
+	return m
+}
+
+// apiConfig wires the API from the settings and what the start built.
+func apiConfig(c config, logger *slog.Logger, crit servedCriteria, st store.Store, signer *sign.Signer, pay api.Payments,
+	proofKey []byte, m *metrics.Metrics) api.Config {
+	ps := crit.ps
+	return api.Config{Criteria: ps, Document: crit.doc, Engine: engine.Engine{PS: ps}, Store: st,
 		Signer: signer, Payments: pay, PriceStatus: ps.Criteria().Price.Status, HouseToken: c.HouseToken, PublicBaseURL: c.PublicBaseURL, ProofKey: proofKey, ProofBudgetPerMinute: c.ProofBudget, Logger: logger, Metrics: m, TrustProxy: c.TrustProxy,
 		MaxInflightAudits: c.MaxInflightAudits, MaxInflightPrechecks: c.MaxInflightPrechecks, BodyBudgetBytes: int64(c.BodyBudgetMB) << 20,
 		BodyTimeout: c.BodyTimeout, HouseTokenFailuresPerMinute: c.HouseTokenFailuresPerMinute, HouseTokenFailureBurst: c.HouseTokenFailureBurst,
 		UnpaidAuditsPerMinute: c.UnpaidAuditsPerMinute, UnpaidAuditBurst: c.UnpaidAuditBurst,
 		RetryAfter: c.StoreRetryAfter, CORSOrigins: splitList(c.CORSOrigins), SeparateMetrics: c.MetricsAddr != "",
-		Page: web.Handler(), MCP: mcp.Handler(c.MCPConformanceTools), Mounts: mounts})
-	if err != nil {
-		return err
-	}
+		Page: web.Handler(), MCP: mcp.Handler(c.MCPConformanceTools), Mounts: crit.mounts}
+}
+
+// listenHTTP listens on the service address under the connection cap, and builds the HTTP server
+// of handler with the request timeout and the header, idle and write bounds.
+func listenHTTP(ctx context.Context, c config, logger *slog.Logger, handler http.Handler, maxConns int) (*http.Server, net.Listener, error) {
 	ln, err := listen(ctx, c.Addr)
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return nil, nil, fmt.Errorf("listen: %w", err)
 	}
 	conns := limit.NewConns(maxConns, shedResponse, nil)
 	ln = conns.Listener(ln)
 	hs := &http.Server{
 		ConnState:         conns.ConnState,
 		ConnContext:       conns.ConnContext,
-		Handler:           limit.Guard(withTimeout(srv.Handler(), c.RequestTimeout), []byte(smuggledBody)),
+		Handler:           limit.Guard(withTimeout(handler, c.RequestTimeout), []byte(smuggledBody)),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       c.RequestTimeout,
 		WriteTimeout:      c.RequestTimeout + 5*time.Second,
@@ -189,17 +259,21 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 		MaxHeaderBytes:    16 << 10,
 		ErrorLog:          slog.NewLogLogger(staticHandler{logger.Handler()}, slog.LevelWarn),
 	}
-	logger.Info("serving", "addr", ln.Addr().String(), "criteria_id", ps.ID(), "criteria_revision", ps.Revision(),
-		"criteria_digest", ps.Digest(), "key_id", signer.KeyID(), "house_audits", c.HouseToken != "")
+	return hs, ln, nil
+}
+
+// serveUntilDone serves on ln (and the metrics on their own address when one is configured)
+// until ctx ends or a server fails, then shuts down within the shutdown timeout.
+func serveUntilDone(ctx context.Context, c config, logger *slog.Logger, hs *http.Server, ln net.Listener, m *metrics.Metrics,
+	maxConns int, ready chan<- string) error {
 	errc := make(chan error, 2)
-	var ms *http.Server
 	if c.MetricsAddr != "" {
 		mln, err := net.Listen("tcp", c.MetricsAddr)
 		if err != nil {
 			ln.Close()
 			return fmt.Errorf("listen for metrics: %w", err)
 		}
-		ms = &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 60 * time.Second}
+		ms := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 60 * time.Second}
 		logger.Info("serving metrics", "addr", mln.Addr().String())
 		go func() { errc <- ms.Serve(mln) }()
 		defer ms.Close()

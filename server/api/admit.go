@@ -2,16 +2,38 @@ package api
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"errors"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/scopehygiene/scope-hygiene/server/limit"
 )
+
+// Admission, the first stage of every evaluating route: what a request may cost the service
+// before its body is read or its export decoded (the unpaid-audit and house-token budgets, the
+// in-flight caps taken once the body is in), and the request's own end (outOfTime).
+
+// admitAudit is the admission stage of a paid /audit: the unpaid-audit budget, then the budget
+// of failed house-token attempts, both before the body is read.
+func (r *request) admitAudit() error {
+	if !r.s.unpaidBudget(r.c) || !r.s.houseBudget(r.c) {
+		return errAnswered
+	}
+	return nil
+}
+
+// admitUnpaid is the admission stage of an unpriced audit: the unpaid-audit budget.
+func (r *request) admitUnpaid() error {
+	if !r.s.unpaidBudget(r.c) {
+		return errAnswered
+	}
+	return nil
+}
 
 // Defaults of the service's limits (the serve flags set them).
 const (
@@ -31,8 +53,6 @@ const (
 	// budget of failed house-token attempts when Config leaves them 0.
 	DefaultHouseTokenFailuresPerMinute = 6
 	DefaultHouseTokenFailureBurst      = 6
-	// slotWait is the longest a request waits for an evaluation slot before it is shed.
-	slotWait = 2 * time.Second
 )
 
 // Static bodies of the limits added here (schema/service-limit.schema.json).
@@ -64,27 +84,6 @@ func (cfg *Config) setLimitDefaults() {
 	if cfg.HouseTokenFailureBurst <= 0 {
 		cfg.HouseTokenFailureBurst = DefaultHouseTokenFailureBurst
 	}
-}
-
-// Request and response headers of the payment and sign-in exchanges a browser client needs.
-var (
-	corsAllowHeaders  = []string{echo.HeaderContentType, echo.HeaderAuthorization, "PAYMENT-SIGNATURE", "SIGN-IN-WITH-X", "Mcp-Protocol-Version", HeaderIdempotencyKey}
-	corsExposeHeaders = []string{"PAYMENT-REQUIRED", "PAYMENT-RESPONSE", "SIGN-IN-WITH-X-CHALLENGE", "Retry-After", HeaderIdempotencyKey}
-)
-
-// cors answers preflights and sets the CORS headers for the configured origins only.
-// A request without Origin is not a CORS request: it skips the middleware, so a plain OPTIONS
-// gets the route's Allow list.
-func cors(origins []string) echo.MiddlewareFunc {
-	mw := middleware.CORSWithConfig(middleware.CORSConfig{
-		Skipper:       func(c echo.Context) bool { return c.Request().Header.Get(echo.HeaderOrigin) == "" },
-		AllowOrigins:  origins,
-		AllowMethods:  []string{http.MethodGet, http.MethodHead, http.MethodPost},
-		AllowHeaders:  corsAllowHeaders,
-		ExposeHeaders: corsExposeHeaders,
-		MaxAge:        600,
-	})
-	return mw
 }
 
 // shedAudit caps in-flight audits; past the cap the answer is a fast 503 with Retry-After.
@@ -209,57 +208,37 @@ func (s *Server) unpaidBudget(c echo.Context) bool {
 	return false
 }
 
-// allowed lists the methods each published path answers (HEAD and OPTIONS included).
-func (s *Server) allowed(path string) (string, bool) {
-	switch path {
-	case "/precheck", "/audit":
-		return "POST, OPTIONS", true
-	case "/criteria", "/healthz", "/livez", "/readyz", "/openapi.json":
-		return "GET, HEAD, OPTIONS", true
-	case "/mcp":
-		if s.cfg.MCP != nil {
-			return "POST, OPTIONS", true
-		}
-	case "/metrics":
-		if !s.cfg.SeparateMetrics {
-			return "GET, HEAD, OPTIONS", true
-		}
+// house reports whether the request is an operator's house audit. A bearer token that does not
+// match (or any bearer when house audits are disabled) is an error.
+func (s *Server) house(c echo.Context) (bool, error) {
+	h := c.Request().Header.Get(echo.HeaderAuthorization)
+	if h == "" {
+		return false, nil
 	}
-	if isSchemaPath(path) {
-		return "GET, HEAD, OPTIONS", true
+	tok, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok || s.cfg.HouseToken == "" {
+		return false, errors.New("house token invalid")
 	}
-	if allow, ok := s.mounted[path]; ok {
-		return allow, true
+	want := sha256.Sum256([]byte(s.cfg.HouseToken))
+	got := sha256.Sum256([]byte(tok))
+	if subtle.ConstantTimeCompare(want[:], got[:]) != 1 {
+		return false, errors.New("house token invalid")
 	}
-	return "", false
+	return true, nil
 }
 
-// methodFallback answers a published path asked with a method it does not serve: OPTIONS
-// lists the methods, anything else is 405 with Allow. It reports false for other paths. A path
-// is published only as the router sees it, byte for byte: a percent-encoded letter, a trailing
-// or doubled slash or another case is another path (a POST to it is NOT COVERED).
-func (s *Server) methodFallback(c echo.Context) (bool, error) {
-	req := c.Request()
-	allow, ok := s.allowed(echo.GetPath(req))
-	if !ok || (req.Method == http.MethodPost && !strings.HasPrefix(allow, "POST")) {
-		return false, nil // a POST to a path that is not a POST route stays NOT COVERED
+// paidOrHouse reports whether the request carries the house token or a payment header that
+// verifies offline: only those skip the unpaid-audit budget (a dummy header of either kind
+// spends it like any unpaid call).
+func (s *Server) paidOrHouse(c echo.Context) bool {
+	h := c.Request().Header
+	if h.Get(echo.HeaderAuthorization) != "" {
+		house, err := s.house(c)
+		return err == nil && house
 	}
-	c.Set(keyRoute, echo.GetPath(req))
-	c.Response().Header().Set("Allow", allow)
-	if req.Method == http.MethodOptions {
-		return true, c.NoContent(http.StatusNoContent)
+	if p := h.Get("PAYMENT-SIGNATURE"); p != "" {
+		v, ok := s.cfg.Payments.(PaymentVerifier)
+		return ok && v.VerifiesOffline(p)
 	}
-	c.Set(keyRule, "method_not_allowed")
-	if req.Method == http.MethodHead {
-		return true, c.NoContent(http.StatusMethodNotAllowed)
-	}
-	return true, c.JSON(http.StatusMethodNotAllowed, limitError(errMethodNotAllowed))
-}
-
-// untilNextDay is the whole seconds until the next UTC day, when a daily allowance starts again
-// (store.Day is the UTC date).
-func untilNextDay(now time.Time) int {
-	now = now.UTC()
-	next := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
-	return max(int((next.Sub(now)+time.Second-1)/time.Second), 1)
+	return false
 }
