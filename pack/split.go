@@ -15,7 +15,7 @@ func Split(sub *Submission) ([]*Submission, []string, error) {
 	n := len(sub.Records)
 	sizes := make([]int, n)
 	for i, r := range sub.Records {
-		b, err := marshalCompact(r)
+		b, err := MarshalCompact(r)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -23,7 +23,7 @@ func Split(sub *Submission) ([]*Submission, []string, error) {
 	}
 	empty := *sub
 	empty.Records = []Record{}
-	head, err := marshalCompact(&empty)
+	head, err := MarshalCompact(&empty)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -4,7 +4,8 @@
 // The package never guesses a scope: a scope key is copied only where the native format carries
 // it, or stamped from what the caller states (a flag or a file name naming the listing's scope).
 // What the native format lacks stays absent, and the Inventory says so. Errors name files, item
-// indices and counts only, never any part of an export.
+// indices and counts only, never any part of an export. Packages of submissions (build, sign,
+// verify) are pack/mpp's job; their record after sealing is pack/portability's.
 package pack
 
 import (
@@ -15,6 +16,9 @@ import (
 	"sort"
 	"time"
 )
+
+// Version is the version of pack, written into every package manifest.
+const Version = "2.0.0"
 
 // Caps published by the criteria (input_contract.caps).
 const (
@@ -174,10 +178,12 @@ type Result struct {
 // Marshal returns the exact submission bytes: compact JSON, keys sorted inside records, no HTML
 // escaping, no trailing newline.
 func (s *Submission) Marshal() ([]byte, error) {
-	return marshalCompact(s)
+	return MarshalCompact(s)
 }
 
-func marshalCompact(v any) ([]byte, error) {
+// MarshalCompact is the JSON form of every file pack writes: compact, no HTML escaping, no
+// trailing newline.
+func MarshalCompact(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/scopehygiene/scope-hygiene/pack"
+	"github.com/scopehygiene/scope-hygiene/pack/mpp"
 )
 
 // Actor is who runs an operation and why: a role of the lifecycle profile, the intended purpose
@@ -65,7 +66,7 @@ func Apply(st *State, files map[string][]byte, req Request, priv ed25519.Private
 	if req.ExpectRevision != st.RevisionRef || (req.ExpectHead != "" && req.ExpectHead != st.Head) {
 		return nil, nil, ErrStale
 	}
-	if mb := files[pack.ManifestName]; "sha256:"+pack.SHA256Hex(mb) != st.RevisionRef {
+	if mb := files[mpp.ManifestName]; "sha256:"+pack.SHA256Hex(mb) != st.RevisionRef {
 		return nil, nil, ErrStale
 	}
 	if len(st.Problems) > 0 || st.Untrusted > 0 {
@@ -242,7 +243,7 @@ func (st *State) describe(in DescribeInput) (DescribeRecord, []string) {
 		r.CompletenessState = "empty_selection"
 	case m.Totals.OmissionsBlocking > 0:
 		r.CompletenessState = "incomplete"
-	case m.PackageKind == pack.KindSelection:
+	case m.PackageKind == mpp.KindSelection:
 		if in.SelectionQueryRef == "" {
 			reasons = append(reasons, "a selection names the query or rule that selected it")
 		}
@@ -307,7 +308,7 @@ func (st *State) bind(in BindInput) (BindRecord, []string) {
 	if m.Form == pack.FormHashOnly {
 		tr = append(tr, "content_text replaced by content_hash (SHA-256 of the exact UTF-8 text); fields the audit does not read dropped")
 	}
-	if m.NamePolicy == pack.NamesLabelled {
+	if m.NamePolicy == mpp.NamesLabelled {
 		tr = append(tr, "input file names replaced by positional labels")
 	}
 	lr := LossReport{Blocking: m.Totals.OmissionsBlocking, NonBlocking: m.Totals.OmissionsNonBlocking, Parts: m.Omissions}
@@ -328,21 +329,21 @@ type SealInput struct {
 
 // SealRecord is the evidence a revision was sealed: its reference and its signature state.
 type SealRecord struct {
-	RevisionRef    string              `json:"revision_ref"`
-	SignatureState pack.SignatureState `json:"signature_state"`
-	SignedBy       string              `json:"signed_by,omitempty"`
-	Members        int                 `json:"members"`
-	PriorRevision  string              `json:"prior_revision_ref,omitempty"`
+	RevisionRef    string             `json:"revision_ref"`
+	SignatureState mpp.SignatureState `json:"signature_state"`
+	SignedBy       string             `json:"signed_by,omitempty"`
+	Members        int                `json:"members"`
+	PriorRevision  string             `json:"prior_revision_ref,omitempty"`
 }
 
 func (st *State) seal(files map[string][]byte, in SealInput) (SealRecord, []string) {
-	v := pack.VerifyPackage(files, in.PackageKey, nil)
+	v := mpp.Verify(files, in.PackageKey, nil)
 	r := SealRecord{RevisionRef: st.RevisionRef, SignatureState: v.Signature, SignedBy: v.SignedBy, Members: len(st.Manifest.Members), PriorRevision: st.Manifest.PriorRevisionRef}
 	var reasons []string
 	for _, mm := range v.Mismatches {
 		reasons = append(reasons, "the package does not verify: "+mm)
 	}
-	if v.Signature != pack.SigVerified && v.Signature != pack.SigUnsigned {
+	if v.Signature != mpp.SigVerified && v.Signature != mpp.SigUnsigned {
 		reasons = append(reasons, "signature state "+string(v.Signature)+": a sealed revision is verified by its key or declared unsigned")
 	}
 	return r, reasons
@@ -357,19 +358,19 @@ type AssessInput struct {
 
 // AssessRecord keeps completeness, digest, signature and trust dispositions apart.
 type AssessRecord struct {
-	Completeness   string              `json:"completeness"`
-	Digests        string              `json:"digests"`
-	Signature      pack.SignatureState `json:"signature"`
-	SignedBy       string              `json:"signed_by,omitempty"`
-	Trust          string              `json:"trust"`
-	MismatchCount  int                 `json:"mismatch_count"`
-	Evaluator      string              `json:"evaluator"`
-	VerifiedAt     string              `json:"verified_at"`
-	NotEvidenceFor []string            `json:"not_evidence_for"`
+	Completeness   string             `json:"completeness"`
+	Digests        string             `json:"digests"`
+	Signature      mpp.SignatureState `json:"signature"`
+	SignedBy       string             `json:"signed_by,omitempty"`
+	Trust          string             `json:"trust"`
+	MismatchCount  int                `json:"mismatch_count"`
+	Evaluator      string             `json:"evaluator"`
+	VerifiedAt     string             `json:"verified_at"`
+	NotEvidenceFor []string           `json:"not_evidence_for"`
 }
 
 func (st *State) assess(files map[string][]byte, in AssessInput, now time.Time) AssessRecord {
-	v := pack.VerifyPackage(files, in.TrustedKey, nil)
+	v := mpp.Verify(files, in.TrustedKey, nil)
 	r := AssessRecord{Completeness: "complete", Digests: "verified", Signature: v.Signature, SignedBy: v.SignedBy, Trust: "not_accepted",
 		Evaluator: in.Evaluator, VerifiedAt: now.UTC().Format(time.RFC3339),
 		NotEvidenceFor: []string{"truth of the memories", "consent", "import success"}}
@@ -378,7 +379,7 @@ func (st *State) assess(files map[string][]byte, in AssessInput, now time.Time) 
 		case strings.Contains(mm, "missing from the package") || strings.Contains(mm, "not listed in the manifest"):
 			r.Completeness = "incomplete"
 			r.MismatchCount++
-		case strings.HasPrefix(mm, pack.SignatureName):
+		case strings.HasPrefix(mm, mpp.SignatureName):
 		default:
 			r.Digests = "mismatch"
 			r.MismatchCount++
@@ -387,7 +388,7 @@ func (st *State) assess(files map[string][]byte, in AssessInput, now time.Time) 
 	if r.Evaluator == "" {
 		r.Evaluator = "pack/portability (pack " + pack.Version + ")"
 	}
-	if v.Signature == pack.SigVerified && r.Completeness == "complete" && r.Digests == "verified" {
+	if v.Signature == mpp.SigVerified && r.Completeness == "complete" && r.Digests == "verified" {
 		r.Trust = "accepted"
 	}
 	return r
@@ -669,7 +670,7 @@ type SupersedeRecord struct {
 }
 
 func (st *State) supersede(in SupersedeInput) (SupersedeRecord, []string) {
-	var m pack.PackageManifest
+	var m mpp.Manifest
 	var reasons []string
 	if err := json.Unmarshal(in.Successor, &m); err != nil {
 		return SupersedeRecord{}, []string{"the successor is not a package manifest"}

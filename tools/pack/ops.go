@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/scopehygiene/scope-hygiene/pack"
+	"github.com/scopehygiene/scope-hygiene/pack/mpp"
 	"github.com/scopehygiene/scope-hygiene/pack/portability"
 	"github.com/scopehygiene/scope-hygiene/rules"
 	"github.com/scopehygiene/scope-hygiene/schema"
@@ -171,7 +172,7 @@ func opsCmd(op string, args []string, stdout, stderr io.Writer, client *http.Cli
 			if err != nil {
 				return usage(err.Error())
 			}
-			in.RecipientKeyID = pack.KeyID(k)
+			in.RecipientKeyID = mpp.KeyID(k)
 		}
 		req.Conditions = in
 	case "preflight":
@@ -230,7 +231,7 @@ func opsCmd(op string, args []string, stdout, stderr io.Writer, client *http.Cli
 			fmt.Fprintln(stderr, err)
 			return 2
 		}
-		req.Supersede = &portability.SupersedeInput{Successor: next.files[pack.ManifestName], Reason: c.reason}
+		req.Supersede = &portability.SupersedeInput{Successor: next.files[mpp.ManifestName], Reason: c.reason}
 	case "withdraw", "dispose":
 		req.Close = &portability.CloseInput{Reason: c.reason, NoticeRef: c.notice, RetentionPolicyRef: c.retention, Holds: c.holds}
 	}
@@ -325,7 +326,7 @@ func words(v any) string {
 	return fmt.Sprint(v)
 }
 
-func onlyPart(m *pack.PackageManifest) string {
+func onlyPart(m *mpp.Manifest) string {
 	for _, mm := range m.Members {
 		if mm.Role == "submission_part" {
 			return mm.Path
@@ -361,7 +362,7 @@ func bindInput(criteriaFile string, pins keyList, semantics string) (*portabilit
 	}
 	for _, n := range []string{"pack-manifest", "pack-signature", "pack-event", "pack-records"} {
 		b, _ := schema.Get(n + schema.Suffix)
-		in.Schemas = append(in.Schemas, portability.Pin{ID: schema.IDBase + n + schema.Suffix, Revision: pack.PackageProfile, Digest: "sha256:" + pack.SHA256Hex(b)})
+		in.Schemas = append(in.Schemas, portability.Pin{ID: schema.IDBase + n + schema.Suffix, Revision: mpp.PackageProfile, Digest: "sha256:" + pack.SHA256Hex(b)})
 	}
 	for _, p := range pins {
 		id, rest, ok1 := strings.Cut(p, "@")
@@ -446,7 +447,7 @@ func serviceProfile(client *http.Client, base string, member []byte, memberName 
 		return nil, errors.New("GET /criteria: no usable report signing key")
 	}
 	p := &portability.DestinationProfile{Destination: doc.ID, ProfileRef: doc.Digest,
-		Criteria: &portability.Pin{ID: doc.ID, Revision: doc.Revision, Digest: doc.Digest}, RecipientKeyID: pack.KeyID(key),
+		Criteria: &portability.Pin{ID: doc.ID, Revision: doc.Revision, Digest: doc.Digest}, RecipientKeyID: mpp.KeyID(key),
 		RequiredSemantics: []string{"submission:" + doc.ID}, Withdrawn: []string{}}
 	for fam := range doc.Matrix {
 		p.Supported = append(p.Supported, portability.Representation{Family: fam})

@@ -13,8 +13,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/scopehygiene/scope-hygiene/pack"
 	"github.com/scopehygiene/scope-hygiene/pack/bagit"
+	"github.com/scopehygiene/scope-hygiene/pack/mpp"
 	"github.com/scopehygiene/scope-hygiene/pack/portability"
 	"github.com/scopehygiene/scope-hygiene/schema"
 	"github.com/scopehygiene/scope-hygiene/server/sign"
@@ -174,21 +174,21 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 			mismatches = append(mismatches, "bag: "+p)
 		}
 	}
-	if mb, ok := f.files[pack.ManifestName]; ok {
-		mismatches = append(mismatches, schemaProblems("manifest", pack.ManifestName, mb)...)
+	if mb, ok := f.files[mpp.ManifestName]; ok {
+		mismatches = append(mismatches, schemaProblems("manifest", mpp.ManifestName, mb)...)
 	}
-	if sb, ok := f.files[pack.SignatureName]; ok {
-		mismatches = append(mismatches, schemaProblems("signature", pack.SignatureName, sb)...)
+	if sb, ok := f.files[mpp.SignatureName]; ok {
+		mismatches = append(mismatches, schemaProblems("signature", mpp.SignatureName, sb)...)
 	}
-	if rb, ok := f.files[pack.RecordIndexName]; ok {
-		mismatches = append(mismatches, schemaProblems("records", pack.RecordIndexName, rb)...)
+	if rb, ok := f.files[mpp.RecordIndexName]; ok {
+		mismatches = append(mismatches, schemaProblems("records", mpp.RecordIndexName, rb)...)
 	}
-	v := pack.VerifyPackage(f.files, pub, nil)
+	v := mpp.Verify(f.files, pub, nil)
 	sourcesChecked := false
 	if *sources != "" && v.Manifest != nil {
 		srcs, probs := readSources(*sources, v.Manifest)
 		mismatches = append(mismatches, probs...)
-		v = pack.VerifyPackage(f.files, pub, srcs)
+		v = mpp.Verify(f.files, pub, srcs)
 		sourcesChecked = true
 	}
 	mismatches = append(mismatches, v.Mismatches...)
@@ -201,7 +201,7 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 		if st != nil {
 			for _, line := range bytes.SplitAfter(f.log, []byte("\n")) {
 				if len(line) > 0 {
-					if p := schemaProblems("event", pack.EventLogName, line); p != nil {
+					if p := schemaProblems("event", mpp.EventLogName, line); p != nil {
 						mismatches = append(mismatches, p...)
 						break
 					}
@@ -239,7 +239,7 @@ type reportResult struct {
 	problems   []string
 }
 
-func checkReport(path, keyPath string, st *portability.State, m *pack.PackageManifest, files map[string][]byte) (*reportResult, error) {
+func checkReport(path, keyPath string, st *portability.State, m *mpp.Manifest, files map[string][]byte) (*reportResult, error) {
 	rb, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, errors.Unwrap(err))
@@ -255,7 +255,7 @@ func checkReport(path, keyPath string, st *portability.State, m *pack.PackageMan
 	} else {
 		r.verified, r.keyID = true, blk.KeyID
 	}
-	rc := pack.CheckReport(m, rb, "")
+	rc := mpp.CheckReport(m, rb, "")
 	if len(rc.Mismatches) == 0 {
 		r.consistent = rc.Part
 	}
@@ -275,7 +275,7 @@ func checkReport(path, keyPath string, st *portability.State, m *pack.PackageMan
 	return r, nil
 }
 
-func printVerification(w io.Writer, dir string, v *pack.Verification, st *portability.State, trusted bool, rb *reportResult, sources bool, mismatches []string) {
+func printVerification(w io.Writer, dir string, v *mpp.Verification, st *portability.State, trusted bool, rb *reportResult, sources bool, mismatches []string) {
 	if len(mismatches) == 0 {
 		fmt.Fprintf(w, "OK %s\n", dir)
 	} else {
@@ -295,9 +295,9 @@ func printVerification(w io.Writer, dir string, v *pack.Verification, st *portab
 		fmt.Fprintf(w, "  omissions    %d blocking, %d non-blocking\n", m.Totals.OmissionsBlocking, m.Totals.OmissionsNonBlocking)
 		fmt.Fprintf(w, "  revision     %s\n", v.Digest)
 		switch v.Signature {
-		case pack.SigVerified:
+		case mpp.SigVerified:
 			fmt.Fprintf(w, "  signature    Ed25519, %s, verified\n", v.SignedBy)
-		case pack.SigUnsigned:
+		case mpp.SigUnsigned:
 			fmt.Fprintln(w, "  signature    UNSIGNED (declared)")
 		default:
 			fmt.Fprintf(w, "  signature    NOT verified: %s\n", v.Signature)

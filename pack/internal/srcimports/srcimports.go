@@ -1,5 +1,5 @@
 // Package srcimports lists what a package's own (non-test) Go files import, for the tests that
-// keep pack and pack/portability free of file-system, process and network access.
+// keep pack, pack/mpp and pack/portability free of file-system, process and network access.
 package srcimports
 
 import (
@@ -40,3 +40,26 @@ func Files(dir string) ([]File, error) {
 	}
 	return out, nil
 }
+
+// Offending lists, as "file imports path", every import of dir's own files that banned names;
+// n is how many files were read.
+func Offending(dir string, banned func(path string) bool) (offences []string, n int, err error) {
+	files, err := Files(dir)
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, f := range files {
+		for _, p := range f.Imports {
+			if banned(p) {
+				offences = append(offences, f.Name+" imports "+p)
+			}
+		}
+	}
+	return offences, len(files), nil
+}
+
+// impure are the imports a pure package does without: file system, process, network, cgo.
+var impure = map[string]bool{"os": true, "os/exec": true, "io/fs": true, "io/ioutil": true, "C": true, "net": true, "net/http": true, "syscall": true, "unsafe": true}
+
+// Impure says whether path gives a package file-system, process or network access or cgo.
+func Impure(path string) bool { return impure[path] }
