@@ -142,7 +142,7 @@ func checkOptions(parts []*pack.Submission, po Options) ([]*pack.Submission, err
 func nameInputs(inv *pack.Inventory, in pack.Inputs, keepNames bool) (map[string][]byte, string, error) {
 	inputs := map[string][]byte{}
 	labels := map[string]string{}
-	for k, fs := range inputLists(in) {
+	for k, fs := range in.Lists() {
 		for i, f := range fs {
 			if keepNames && !utf8.ValidString(f.Name) {
 				return nil, "", errors.New("pack: package: an input file name is not valid UTF-8 (--keep-names records names as given): rename the file")
@@ -152,7 +152,7 @@ func nameInputs(inv *pack.Inventory, in pack.Inputs, keepNames bool) (map[string
 			}
 			inputs[f.Name] = f.Data
 			if _, ok := labels[f.Name]; !ok {
-				labels[f.Name] = inputRoles[k] + "-" + strconv.Itoa(i+1)
+				labels[f.Name] = pack.InputRoles[k] + "-" + strconv.Itoa(i+1)
 			}
 		}
 	}

@@ -10,17 +10,9 @@ import (
 	"github.com/scopehygiene/scope-hygiene/pack"
 )
 
-// inputRoles name the input roles in the order of pack.Inputs' lists (the labels' prefixes).
-var inputRoles = []string{"records", "history", "episodes", "nodes", "passages", "archives"}
-
-// inputLists are in's file lists in the order of inputRoles.
-func inputLists(in pack.Inputs) [][]pack.File {
-	return [][]pack.File{in.Records, in.History, in.Episodes, in.Nodes, in.Passages, in.Archives}
-}
-
 // isLabel says whether s is a positional input label (records-1, history-2, ...).
 func isLabel(s string) bool {
-	for _, r := range inputRoles {
+	for _, r := range pack.InputRoles {
 		if n, ok := strings.CutPrefix(s, r+"-"); ok {
 			k, err := strconv.Atoi(n)
 			return err == nil && k >= 1 && strconv.Itoa(k) == n
