@@ -16,16 +16,7 @@ var update = flag.Bool("update", false, "rewrite the hash-only goldens")
 // TestNoFileSystemNoCgo keeps pack buildable for the browser (H15 compiles it to WebAssembly):
 // no file-system, process or network access and no cgo in its own files; tools/pack does the I/O.
 func TestNoFileSystemNoCgo(t *testing.T) {
-	offences, n, err := srcimports.Offending(".", srcimports.Impure)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range offences {
-		t.Error(o)
-	}
-	if n < 5 {
-		t.Fatalf("only %d files checked", n)
-	}
+	srcimports.Check(t, ".", srcimports.Impure)
 }
 
 // TestBuildsForWasm builds pack with GOOS=js GOARCH=wasm.

@@ -116,9 +116,7 @@ func (v *Verification) checkMembers(files map[string][]byte, m *Manifest) map[st
 			v.bad("%s: listed in the manifest, missing from the package", mem.Path)
 			continue
 		}
-		if len(b) != mem.Bytes || pack.SHA256Hex(b) != mem.SHA256 {
-			v.bad("%s: %d bytes, digest %s; the manifest lists %d bytes, digest %s", mem.Path, len(b), short(pack.SHA256Hex(b)), mem.Bytes, short(mem.SHA256))
-		}
+		v.checkBytes(mem.Path, b, mem.Bytes, mem.SHA256)
 		switch mem.Role {
 		case roleRecordIndex:
 			recs, err := ParseRecordIndex(b)
@@ -223,9 +221,15 @@ func (v *Verification) checkInputs(m *Manifest, sources map[string][]byte) {
 			v.bad("input %s: not found among the sources given", in.File)
 			continue
 		}
-		if len(src) != in.Bytes || pack.SHA256Hex(src) != in.SHA256 {
-			v.bad("input %s: %d bytes, digest %s; the manifest lists %d bytes, digest %s", in.File, len(src), short(pack.SHA256Hex(src)), in.Bytes, short(in.SHA256))
-		}
+		v.checkBytes("input "+in.File, src, in.Bytes, in.SHA256)
+	}
+}
+
+// checkBytes holds the bytes of what (a member's path, an input) to the size and digest the
+// manifest lists.
+func (v *Verification) checkBytes(what string, b []byte, size int, sha string) {
+	if got := pack.SHA256Hex(b); len(b) != size || got != sha {
+		v.bad("%s: %d bytes, digest %s; the manifest lists %d bytes, digest %s", what, len(b), short(got), size, short(sha))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"testing"
 )
 
 // File is one non-test Go file and the import paths it names, in source order.
@@ -41,21 +42,24 @@ func Files(dir string) ([]File, error) {
 	return out, nil
 }
 
-// Offending lists, as "file imports path", every import of dir's own files that banned names;
-// n is how many files were read.
-func Offending(dir string, banned func(path string) bool) (offences []string, n int, err error) {
+// Check fails t for every import of dir's own files that banned names, and when dir holds
+// fewer than five of them (a check that read nothing proves nothing).
+func Check(t testing.TB, dir string, banned func(path string) bool) {
+	t.Helper()
 	files, err := Files(dir)
 	if err != nil {
-		return nil, 0, err
+		t.Fatal(err)
 	}
 	for _, f := range files {
 		for _, p := range f.Imports {
 			if banned(p) {
-				offences = append(offences, f.Name+" imports "+p)
+				t.Errorf("%s imports %s", f.Name, p)
 			}
 		}
 	}
-	return offences, len(files), nil
+	if len(files) < 5 {
+		t.Fatalf("only %d files checked", len(files))
+	}
 }
 
 // impure are the imports a pure package does without: file system, process, network, cgo.
@@ -63,3 +67,9 @@ var impure = map[string]bool{"os": true, "os/exec": true, "io/fs": true, "io/iou
 
 // Impure says whether path gives a package file-system, process or network access or cgo.
 func Impure(path string) bool { return impure[path] }
+
+// ImpureOrService says whether path is impure or part of the service (server/), which the
+// packages of pack never import.
+func ImpureOrService(path string) bool {
+	return impure[path] || strings.Contains(path, "scope-hygiene/server")
+}
