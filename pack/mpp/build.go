@@ -81,7 +81,7 @@ func Build(res *pack.Result, in pack.Inputs, parts []*pack.Submission, po Option
 		return nil, err
 	}
 	inv.SetOutputs(outParts, inv.Splits)
-	if err := b.addMember(InventoryName, roleInventory, 0, inv.Marshal); err != nil {
+	if err := b.addMember(InventoryName, RoleInventory, 0, inv.Marshal); err != nil {
 		return nil, err
 	}
 	for _, f := range m.Inputs {
@@ -89,7 +89,7 @@ func Build(res *pack.Result, in pack.Inputs, parts []*pack.Submission, po Option
 		m.Totals.InputBytes += f.Bytes
 	}
 	index := func() ([]byte, error) { return marshalRecordIndex(m.Records) }
-	if err := b.addMember(RecordIndexName, roleRecordIndex, len(m.Records), index); err != nil {
+	if err := b.addMember(RecordIndexName, RoleRecordIndex, len(m.Records), index); err != nil {
 		return nil, err
 	}
 	m.Totals.Records = len(m.Records)
@@ -232,7 +232,7 @@ func (b *Built) addParts(parts []*pack.Submission, inv *pack.Inventory, inputs m
 	var outParts []pack.OutputPart
 	for k, sub := range parts {
 		name := PartName(k+1, len(parts))
-		if err := b.addMember(name, roleSubmissionPart, len(sub.Records), sub.Marshal); err != nil {
+		if err := b.addMember(name, RoleSubmissionPart, len(sub.Records), sub.Marshal); err != nil {
 			return nil, err
 		}
 		body := b.Files[name]

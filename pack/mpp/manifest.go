@@ -44,11 +44,11 @@ const (
 	NamesLabelled = "labels"
 )
 
-// Member roles: what each sealed file of a package is.
+// Member roles: what each sealed file of a package is (Member.Role).
 const (
-	roleSubmissionPart = "submission_part"
-	roleInventory      = "inventory"
-	roleRecordIndex    = "record_index"
+	RoleSubmissionPart = "submission_part"
+	RoleInventory      = "inventory"
+	RoleRecordIndex    = "record_index"
 )
 
 // Manifest of a Memory Portability Package. Canonicalised per RFC 8785 it is the manifest file;

@@ -89,7 +89,7 @@ func ParseRecordIndex(b []byte) ([]Record, error) {
 // its bytes are the ones the manifest lists (otherwise m.Records stays empty).
 func LoadRecordIndex(files map[string][]byte, m *Manifest) {
 	for _, mem := range m.Members {
-		if mem.Role != roleRecordIndex {
+		if mem.Role != RoleRecordIndex {
 			continue
 		}
 		if b, ok := files[mem.Path]; ok && pack.SHA256Hex(b) == mem.SHA256 {

@@ -118,7 +118,7 @@ func (v *Verification) checkMembers(files map[string][]byte, m *Manifest) map[st
 		}
 		v.checkBytes(mem.Path, b, mem.Bytes, mem.SHA256)
 		switch mem.Role {
-		case roleRecordIndex:
+		case RoleRecordIndex:
 			recs, err := ParseRecordIndex(b)
 			if err != nil {
 				v.bad("%s: not a record index", mem.Path)
@@ -126,7 +126,7 @@ func (v *Verification) checkMembers(files map[string][]byte, m *Manifest) map[st
 			}
 			m.Records = recs
 			indexed = true
-		case roleSubmissionPart:
+		case RoleSubmissionPart:
 			recs, err := partRecords(b)
 			if err != nil {
 				v.bad("%s: not a submission", mem.Path)

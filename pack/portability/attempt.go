@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/scopehygiene/scope-hygiene/pack"
+	"github.com/scopehygiene/scope-hygiene/pack/mpp"
 )
 
 // AttemptInput is an import attempt the custodian records before submitting.
@@ -56,7 +57,7 @@ func (st *State) attempt(files map[string][]byte, in AttemptInput, now time.Time
 		NotBefore: in.NotBefore.UTC().Format(time.RFC3339), NotAfter: in.NotAfter.UTC().Format(time.RFC3339)}
 	found := false
 	for _, mm := range st.Manifest.Members {
-		if mm.Path == in.Member && mm.Role == "submission_part" {
+		if mm.Path == in.Member && mm.Role == mpp.RoleSubmissionPart {
 			found = true
 			r.MemberSHA256, r.MemberCount = mm.SHA256, mm.Records
 			if b, ok := files[mm.Path]; !ok || pack.SHA256Hex(b) != mm.SHA256 {

@@ -161,7 +161,7 @@ func (r *PreflightRecord) readDryRun(m *mpp.Manifest, d *DryRun) {
 	r.Member = d.Member
 	part := -1
 	for _, mm := range m.Members {
-		if mm.Path == d.Member && mm.Role == "submission_part" {
+		if mm.Path == d.Member && mm.Role == mpp.RoleSubmissionPart {
 			part = mm.Records
 		}
 	}

@@ -413,7 +413,7 @@ func words(v any) string {
 
 func onlyPart(m *mpp.Manifest) string {
 	for _, mm := range m.Members {
-		if mm.Role == "submission_part" {
+		if mm.Role == mpp.RoleSubmissionPart {
 			return mm.Path
 		}
 	}
