@@ -184,33 +184,32 @@ func buildGraphiti(in Inputs, inv *Inventory) ([]Record, error) {
 func episodeGroups(it map[string]any, episodes map[string]string, inv *Inventory) []string {
 	uuids, skipped := stringList(it["episodes"])
 	inv.count("episode_references_not_strings", skipped)
-	var groups []string
-	for _, u := range uuids {
-		g, ok := episodes[u]
-		if !ok {
-			inv.unresolved("episode_uuids", 1)
-			continue
-		}
-		if !contains(groups, g) {
-			groups = append(groups, g)
-		}
-	}
-	return groups
+	return distinctGroups(uuids, episodes, "episode_uuids", inv)
 }
 
 // endpointGroups are the distinct groups of an edge's source and target nodes; missing and
 // unresolved endpoints are counted.
 func endpointGroups(it map[string]any, nodes map[string]string, inv *Inventory) []string {
-	var groups []string
+	var uuids []string
 	for _, k := range []string{"source_node_uuid", "target_node_uuid"} {
 		u, ok := str(it, k)
 		if !ok {
 			inv.unresolved("endpoint_node_uuid_missing", 1)
 			continue
 		}
-		g, ok := nodes[u]
+		uuids = append(uuids, u)
+	}
+	return distinctGroups(uuids, nodes, "endpoint_node_uuids", inv)
+}
+
+// distinctGroups are the distinct groups index gives the uuids, in order; a uuid it does not
+// know is counted as an unresolved what.
+func distinctGroups(uuids []string, index map[string]string, what string, inv *Inventory) []string {
+	var groups []string
+	for _, u := range uuids {
+		g, ok := index[u]
 		if !ok {
-			inv.unresolved("endpoint_node_uuids", 1)
+			inv.unresolved(what, 1)
 			continue
 		}
 		if !contains(groups, g) {
