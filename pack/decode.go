@@ -143,12 +143,12 @@ func pointerToken(s string) string {
 // JSON pointer into the document (into the inner document of a double-encoded file), "jsonl:N",
 // or "" for the whole document. ok is false when loc names nothing.
 func SourceBytes(data []byte, loc string) (out []byte, ok bool) {
-	return newSourceCache(data).at(loc)
+	return NewSourceCache(data).At(loc)
 }
 
-// sourceCache finds items in one file by location, splitting each container once however many
+// SourceCache finds items in one file by location, splitting each container once however many
 // items are looked up (a package looks up every record of a file).
-type sourceCache struct {
+type SourceCache struct {
 	data     []byte
 	lines    []json.RawMessage
 	linesErr bool
@@ -156,11 +156,13 @@ type sourceCache struct {
 	objects  map[string]map[string]json.RawMessage
 }
 
-func newSourceCache(data []byte) *sourceCache {
-	return &sourceCache{data: bytes.TrimPrefix(data, bom), arrays: map[string][]json.RawMessage{}, objects: map[string]map[string]json.RawMessage{}}
+// NewSourceCache is the cache of one dump file's bytes.
+func NewSourceCache(data []byte) *SourceCache {
+	return &SourceCache{data: bytes.TrimPrefix(data, bom), arrays: map[string][]json.RawMessage{}, objects: map[string]map[string]json.RawMessage{}}
 }
 
-func (c *sourceCache) at(loc string) ([]byte, bool) {
+// At returns the exact bytes of the item at loc, as SourceBytes does.
+func (c *SourceCache) At(loc string) ([]byte, bool) {
 	if n, isLine := strings.CutPrefix(loc, "jsonl:"); isLine {
 		k, err := strconv.Atoi(n)
 		if err != nil || k < 1 {

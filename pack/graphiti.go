@@ -139,42 +139,13 @@ func buildGraphiti(in Inputs, inv *Inventory) ([]Record, error) {
 				noGroup++
 			}
 			if episodes != nil {
-				uuids, skipped := stringList(it["episodes"])
-				inv.count("episode_references_not_strings", skipped)
-				var groups []string
-				for _, u := range uuids {
-					g, ok := episodes[u]
-					if !ok {
-						inv.unresolved("episode_uuids", 1)
-						continue
-					}
-					if !contains(groups, g) {
-						groups = append(groups, g)
-					}
-				}
-				if len(groups) > 0 {
+				if groups := episodeGroups(it, episodes, inv); len(groups) > 0 {
 					rec["episode_group_ids"] = groups
 					inv.derive("episode_group_ids", "distinct group_id of the listed episodes named in the edge's episodes[]; unresolved uuids counted, never guessed")
 				}
 			}
 			if nodes != nil {
-				var groups []string
-				for _, k := range []string{"source_node_uuid", "target_node_uuid"} {
-					u, ok := str(it, k)
-					if !ok {
-						inv.unresolved("endpoint_node_uuid_missing", 1)
-						continue
-					}
-					g, ok := nodes[u]
-					if !ok {
-						inv.unresolved("endpoint_node_uuids", 1)
-						continue
-					}
-					if !contains(groups, g) {
-						groups = append(groups, g)
-					}
-				}
-				if len(groups) > 0 {
+				if groups := endpointGroups(it, nodes, inv); len(groups) > 0 {
 					rec["endpoint_group_ids"] = groups
 					inv.derive("endpoint_group_ids", "distinct group_id of the edge's source and target nodes from the node listing; unresolved uuids counted, never guessed")
 				}
@@ -206,4 +177,44 @@ func buildGraphiti(in Inputs, inv *Inventory) ([]Record, error) {
 	inv.absent("is_deleted", "Graphiti deletes are DETACH DELETE: deleted edges are not in the dump")
 	inv.absent("lifecycle_state", "not derived: liveness is read from invalid_at/expired_at as they are")
 	return recs, nil
+}
+
+// episodeGroups are the distinct groups of the listed episodes an edge names; unresolved and
+// malformed references are counted.
+func episodeGroups(it map[string]any, episodes map[string]string, inv *Inventory) []string {
+	uuids, skipped := stringList(it["episodes"])
+	inv.count("episode_references_not_strings", skipped)
+	return distinctGroups(uuids, episodes, "episode_uuids", inv)
+}
+
+// endpointGroups are the distinct groups of an edge's source and target nodes; missing and
+// unresolved endpoints are counted.
+func endpointGroups(it map[string]any, nodes map[string]string, inv *Inventory) []string {
+	var uuids []string
+	for _, k := range []string{"source_node_uuid", "target_node_uuid"} {
+		u, ok := str(it, k)
+		if !ok {
+			inv.unresolved("endpoint_node_uuid_missing", 1)
+			continue
+		}
+		uuids = append(uuids, u)
+	}
+	return distinctGroups(uuids, nodes, "endpoint_node_uuids", inv)
+}
+
+// distinctGroups are the distinct groups index gives the uuids, in order; a uuid it does not
+// know is counted as an unresolved what.
+func distinctGroups(uuids []string, index map[string]string, what string, inv *Inventory) []string {
+	var groups []string
+	for _, u := range uuids {
+		g, ok := index[u]
+		if !ok {
+			inv.unresolved(what, 1)
+			continue
+		}
+		if !contains(groups, g) {
+			groups = append(groups, g)
+		}
+	}
+	return groups
 }

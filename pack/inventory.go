@@ -132,6 +132,13 @@ func (inv *Inventory) drop(field string) { inv.dropped[field]++ }
 // provenance is where one record came from: the input file and the item's location in it.
 type provenance struct{ file, loc string }
 
+// Provenance is where the record with id came from: its input file (or the file's label, once
+// relabelled) and its location in that file (see SourceBytes).
+func (inv *Inventory) Provenance(id string) (file, loc string, ok bool) {
+	p, ok := inv.prov[id]
+	return p.file, p.loc, ok
+}
+
 // from records the source of record id (the first call for an id wins: later copies of the
 // same record are dropped as duplicates).
 func (inv *Inventory) from(id, file, loc string) {
@@ -219,7 +226,7 @@ func Part(file string, records int, body []byte) OutputPart {
 
 // Marshal returns the inventory as indented JSON with a trailing newline.
 func (inv *Inventory) Marshal() ([]byte, error) {
-	b, err := marshalCompact(inv)
+	b, err := MarshalCompact(inv)
 	if err != nil {
 		return nil, err
 	}
@@ -263,9 +270,14 @@ func (inv *Inventory) omit(part, kind string, n int, blocking bool, why string) 
 	inv.Omissions = append(inv.Omissions, Omission{Part: part, Kind: kind, Count: n, Blocking: blocking, Why: why})
 }
 
-// OmissionTotals sums the omission counts split into blocking and non-blocking.
+// OmissionTotals sums the inventory's omission counts split into blocking and non-blocking.
 func (inv *Inventory) OmissionTotals() (blocking, nonBlocking int) {
-	for _, o := range inv.Omissions {
+	return OmissionTotals(inv.Omissions)
+}
+
+// OmissionTotals sums omission counts split into blocking and non-blocking.
+func OmissionTotals(omissions []Omission) (blocking, nonBlocking int) {
+	for _, o := range omissions {
 		if o.Blocking {
 			blocking += o.Count
 		} else {

@@ -19,121 +19,17 @@ var mem0Dropped = map[string]bool{
 var mem0EnvelopeKeys = []string{"results", "memories", "items", "data"}
 
 func buildMem0(in Inputs, opt Options, inv *Inventory) ([]Record, error) {
-	oss := opt.Source == Mem0OSS
-	class := "mem0_memory"
-	if oss {
-		class = "mem0_oss_memory"
-	}
-	mapped := map[string]bool{"id": true, "memory": true, "metadata": true, "replaced_by": true, "lifecycle_state": true, "state": true}
-	if oss {
-		mapped["data"] = true
-	}
-	for _, k := range mem0ScopeKeys {
-		mapped[k] = true
-	}
-	var recs []Record
-	index := map[string]int{}
-	var envCount int64
-	var pagesWithEnvelope, lastPages, pagesWithNext, searchItems int
+	r := newMem0Reader(opt, inv)
 	for _, f := range in.Records {
-		items, env, err := readItems(f, mem0EnvelopeKeys...)
-		if err != nil {
+		if err := r.readFile(f); err != nil {
 			return nil, err
 		}
-		inv.envelopeOmissions("mem0", env)
-		if env.Key != "" {
-			pagesWithEnvelope++
-			if env.HasCount && env.Count > envCount {
-				envCount = env.Count
-			}
-			if env.HasNext {
-				pagesWithNext++
-				if env.NextNull {
-					lastPages++
-				}
-			}
-		}
-		scored := 0
-		for i, it := range items {
-			id, ok := str(it, "id")
-			if _, fact := it["fact"]; !ok && fact {
-				return nil, fmt.Errorf("pack: %s: item %d: carries fact and no id: this looks like a Graphiti/Zep edge dump (use --from graphiti or zep-cloud)", f.Name, i)
-			}
-			if !ok && len(items) == 1 && env.Locs[0] == "" && it["memory"] == nil && it["content"] == nil {
-				return nil, fmt.Errorf("pack: %s: one object with no memory id or text: a schema-shaped memory export (POST /v1/exports/) holds what an LLM extracted into your schema, not memory records; dump the memories with get_all, or export with a schema {\"memories\": [{\"id\", \"memory\", \"user_id\", \"agent_id\", \"app_id\", \"run_id\", \"metadata\"}]}", f.Name)
-			}
-			if !ok || id == "" {
-				return nil, fmt.Errorf("pack: %s: item %d: id missing or not a string", f.Name, i)
-			}
-			text, ok := str(it, "memory")
-			if !ok && oss {
-				text, ok = str(it, "data") // raw vector-store payload names the text "data"
-			}
-			if !ok {
-				if text, ok = str(it, "content"); ok { // OpenMemory backups name the text "content"
-					mapped["content"] = true
-					inv.count("openmemory_items (text read from content)", 1)
-				}
-			}
-			if !ok {
-				return nil, fmt.Errorf("pack: %s: item %d: memory text missing or not a string", f.Name, i)
-			}
-			if _, hasScore := it["score"]; hasScore {
-				scored++
-			}
-			rec := Record{"id": id, "content_text": text, "record_class": class}
-			for _, k := range mem0ScopeKeys {
-				if v, ok := it[k]; ok && v != nil {
-					rec[k] = v
-				}
-			}
-			if v, ok := it["replaced_by"]; ok && v != nil {
-				rec["replaced_by"] = v
-			}
-			if v, ok := it["lifecycle_state"]; ok && v != nil {
-				rec["lifecycle_state"] = v
-			}
-			if v, ok := it["state"]; ok && v != nil { // OpenMemory: active, paused, archived, deleted
-				rec["state"] = v
-			}
-			if v, ok := it["expiration_date"]; ok && v != nil {
-				mem0Expiry(rec, v, opt.Cutoff, inv)
-			}
-			native := splitNative(it, mapped, mem0Dropped, inv)
-			withMetadata(rec, it["metadata"], native, inv)
-			if j, dup := index[id]; dup {
-				if sameRecord(recs[j], rec) {
-					inv.count("duplicate_items_dropped (same id, same record, e.g. overlapping pages)", 1)
-					continue
-				}
-				return nil, fmt.Errorf("pack: %s: item %d: id repeats an earlier item with different fields", f.Name, i)
-			}
-			index[id] = len(recs)
-			recs = append(recs, rec)
-			inv.from(id, f.Name, env.Locs[i])
-		}
-		// A file whose every item carries a search score is a search result, not a dump.
-		if scored > 0 && scored == len(items) {
-			searchItems += scored
-		}
 	}
-	if pagesWithEnvelope > 0 {
-		if envCount > int64(len(recs)) {
-			inv.note(fmt.Sprintf("the pagination envelopes report count %d but %d records were read: pages may be missing", envCount, len(recs)))
-		}
-		if pagesWithNext > 0 && lastPages == 0 {
-			inv.note("no page with next = null was given: the dump may be incomplete")
-		}
-	}
-	if searchItems > 0 {
-		inv.note("the input holds search results (items carry a score): a search returns only the memories that matched, so the submission is not a full dump and every rate covers the matches only")
-		inv.omit("mem0: memories not returned by the search", OmissionCompatibility, searchItems, true,
-			"search results (items carry a score) stand for a full dump; the count is the number of scored items read, the memories the search did not return are unknown")
-	}
-	if err := applyMem0History(in.History, recs, index, inv); err != nil {
+	r.noteEnvelopes()
+	if err := applyMem0History(in.History, r.recs, r.index, inv); err != nil {
 		return nil, err
 	}
-	if oss {
+	if r.oss {
 		inv.absent("app_id", "Mem0 OSS has no app_id entity; an app_id inside metadata stays in metadata and is never promoted to a scope")
 		inv.absent("replaced_by", "Mem0 OSS has no supersede pointer")
 		inv.absent("lifecycle_state", "Mem0 OSS has no lifecycle state")
@@ -142,7 +38,144 @@ func buildMem0(in Inputs, opt Options, inv *Inventory) ([]Record, error) {
 	}
 	inv.absent("is_deleted", "deletes are hard deletes (the record leaves the dump); set only from a DELETE history event when history files are given")
 	inv.absent("expired_at", "not derived: an expiration_date before the capture cutoff sets lifecycle_state \"expired\" instead (a lone expired_at would be a split state)")
-	return recs, nil
+	return r.recs, nil
+}
+
+// mem0Reader reads Mem0 memory files into records, keeping what the pages' envelopes and the
+// items' search scores say about the dump's completeness.
+type mem0Reader struct {
+	opt    Options
+	inv    *Inventory
+	oss    bool
+	class  string
+	mapped map[string]bool
+	recs   []Record
+	index  map[string]int // record index by id
+
+	envCount                                                 int64
+	pagesWithEnvelope, lastPages, pagesWithNext, searchItems int
+}
+
+func newMem0Reader(opt Options, inv *Inventory) *mem0Reader {
+	r := &mem0Reader{opt: opt, inv: inv, oss: opt.Source == Mem0OSS, class: "mem0_memory", index: map[string]int{},
+		mapped: map[string]bool{"id": true, "memory": true, "metadata": true, "replaced_by": true, "lifecycle_state": true, "state": true}}
+	if r.oss {
+		r.class = "mem0_oss_memory"
+		r.mapped["data"] = true
+	}
+	for _, k := range mem0ScopeKeys {
+		r.mapped[k] = true
+	}
+	return r
+}
+
+// readFile reads one memory file: a page (with its envelope) or a list of memories.
+func (r *mem0Reader) readFile(f File) error {
+	items, env, err := readItems(f, mem0EnvelopeKeys...)
+	if err != nil {
+		return err
+	}
+	r.inv.envelopeOmissions("mem0", env)
+	if env.Key != "" {
+		r.pagesWithEnvelope++
+		if env.HasCount && env.Count > r.envCount {
+			r.envCount = env.Count
+		}
+		if env.HasNext {
+			r.pagesWithNext++
+			if env.NextNull {
+				r.lastPages++
+			}
+		}
+	}
+	scored := 0
+	for i, it := range items {
+		if _, hasScore := it["score"]; hasScore {
+			scored++
+		}
+		rec, err := r.record(f.Name, i, it, len(items) == 1 && env.Locs[0] == "")
+		if err != nil {
+			return err
+		}
+		id := rec["id"].(string)
+		if j, dup := r.index[id]; dup {
+			if sameRecord(r.recs[j], rec) {
+				r.inv.count("duplicate_items_dropped (same id, same record, e.g. overlapping pages)", 1)
+				continue
+			}
+			return fmt.Errorf("pack: %s: item %d: id repeats an earlier item with different fields", f.Name, i)
+		}
+		r.index[id] = len(r.recs)
+		r.recs = append(r.recs, rec)
+		r.inv.from(id, f.Name, env.Locs[i])
+	}
+	// A file whose every item carries a search score is a search result, not a dump.
+	if scored > 0 && scored == len(items) {
+		r.searchItems += scored
+	}
+	return nil
+}
+
+// record maps item i of a file; lone says the file is one bare object.
+func (r *mem0Reader) record(name string, i int, it map[string]any, lone bool) (Record, error) {
+	id, ok := str(it, "id")
+	if _, fact := it["fact"]; !ok && fact {
+		return nil, fmt.Errorf("pack: %s: item %d: carries fact and no id: this looks like a Graphiti/Zep edge dump (use --from graphiti or zep-cloud)", name, i)
+	}
+	if !ok && lone && it["memory"] == nil && it["content"] == nil {
+		return nil, fmt.Errorf("pack: %s: one object with no memory id or text: a schema-shaped memory export (POST /v1/exports/) holds what an LLM extracted into your schema, not memory records; dump the memories with get_all, or export with a schema {\"memories\": [{\"id\", \"memory\", \"user_id\", \"agent_id\", \"app_id\", \"run_id\", \"metadata\"}]}", name)
+	}
+	if !ok || id == "" {
+		return nil, fmt.Errorf("pack: %s: item %d: id missing or not a string", name, i)
+	}
+	text, ok := str(it, "memory")
+	if !ok && r.oss {
+		text, ok = str(it, "data") // raw vector-store payload names the text "data"
+	}
+	if !ok {
+		if text, ok = str(it, "content"); ok { // OpenMemory backups name the text "content"
+			r.mapped["content"] = true
+			r.inv.count("openmemory_items (text read from content)", 1)
+		}
+	}
+	if !ok {
+		return nil, fmt.Errorf("pack: %s: item %d: memory text missing or not a string", name, i)
+	}
+	rec := Record{"id": id, "content_text": text, "record_class": r.class}
+	for _, k := range mem0ScopeKeys {
+		if v, ok := it[k]; ok && v != nil {
+			rec[k] = v
+		}
+	}
+	// state: OpenMemory's active, paused, archived, deleted
+	for _, k := range []string{"replaced_by", "lifecycle_state", "state"} {
+		if v, ok := it[k]; ok && v != nil {
+			rec[k] = v
+		}
+	}
+	if v, ok := it["expiration_date"]; ok && v != nil {
+		mem0Expiry(rec, v, r.opt.Cutoff, r.inv)
+	}
+	native := splitNative(it, r.mapped, mem0Dropped, r.inv)
+	withMetadata(rec, it["metadata"], native, r.inv)
+	return rec, nil
+}
+
+// noteEnvelopes says what the pages' envelopes and the search scores say about completeness.
+func (r *mem0Reader) noteEnvelopes() {
+	if r.pagesWithEnvelope > 0 {
+		if r.envCount > int64(len(r.recs)) {
+			r.inv.note(fmt.Sprintf("the pagination envelopes report count %d but %d records were read: pages may be missing", r.envCount, len(r.recs)))
+		}
+		if r.pagesWithNext > 0 && r.lastPages == 0 {
+			r.inv.note("no page with next = null was given: the dump may be incomplete")
+		}
+	}
+	if r.searchItems > 0 {
+		r.inv.note("the input holds search results (items carry a score): a search returns only the memories that matched, so the submission is not a full dump and every rate covers the matches only")
+		r.inv.omit("mem0: memories not returned by the search", OmissionCompatibility, r.searchItems, true,
+			"search results (items carry a score) stand for a full dump; the count is the number of scored items read, the memories the search did not return are unknown")
+	}
 }
 
 // mem0Expiry reads Mem0's expiration_date (a date, or a date-time): a memory whose expiration

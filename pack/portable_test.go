@@ -16,21 +16,7 @@ var update = flag.Bool("update", false, "rewrite the hash-only goldens")
 // TestNoFileSystemNoCgo keeps pack buildable for the browser (H15 compiles it to WebAssembly):
 // no file-system, process or network access and no cgo in its own files; tools/pack does the I/O.
 func TestNoFileSystemNoCgo(t *testing.T) {
-	banned := map[string]bool{"os": true, "os/exec": true, "io/fs": true, "io/ioutil": true, "C": true, "net": true, "net/http": true, "syscall": true, "unsafe": true}
-	files, err := srcimports.Files(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		for _, p := range f.Imports {
-			if banned[p] {
-				t.Errorf("%s imports %s", f.Name, p)
-			}
-		}
-	}
-	if len(files) < 5 {
-		t.Fatalf("only %d files checked", len(files))
-	}
+	srcimports.Check(t, ".", srcimports.Impure)
 }
 
 // TestBuildsForWasm builds pack with GOOS=js GOARCH=wasm.

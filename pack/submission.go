@@ -4,7 +4,8 @@
 // The package never guesses a scope: a scope key is copied only where the native format carries
 // it, or stamped from what the caller states (a flag or a file name naming the listing's scope).
 // What the native format lacks stays absent, and the Inventory says so. Errors name files, item
-// indices and counts only, never any part of an export.
+// indices and counts only, never any part of an export. Packages of submissions (build, sign,
+// verify) are pack/mpp's job; their record after sealing is pack/portability's.
 package pack
 
 import (
@@ -15,6 +16,9 @@ import (
 	"sort"
 	"time"
 )
+
+// Version is the version of pack, written into every package manifest.
+const Version = "2.0.0"
 
 // Caps published by the criteria (input_contract.caps).
 const (
@@ -82,6 +86,14 @@ type Inputs struct {
 	Passages []File
 	// Archives are Letta archive-to-agent resolutions (L-3).
 	Archives []File
+}
+
+// InputRoles name the roles of Inputs' file lists, in the order Lists gives them.
+var InputRoles = []string{"records", "history", "episodes", "nodes", "passages", "archives"}
+
+// Lists are the file lists of in, in the order of InputRoles.
+func (in Inputs) Lists() [][]File {
+	return [][]File{in.Records, in.History, in.Episodes, in.Nodes, in.Passages, in.Archives}
 }
 
 // ManifestOptions are the caller's manifest declarations. Content keys are given as text; in
@@ -174,10 +186,12 @@ type Result struct {
 // Marshal returns the exact submission bytes: compact JSON, keys sorted inside records, no HTML
 // escaping, no trailing newline.
 func (s *Submission) Marshal() ([]byte, error) {
-	return marshalCompact(s)
+	return MarshalCompact(s)
 }
 
-func marshalCompact(v any) ([]byte, error) {
+// MarshalCompact is the JSON form of every file pack writes: compact, no HTML escaping, no
+// trailing newline.
+func MarshalCompact(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -209,64 +223,17 @@ func CheckCaps(nRecords int, body []byte) error {
 // It does not check the caps; see CheckCaps and Split.
 func Pack(in Inputs, opt Options) (*Result, error) {
 	inv := newInventory(opt)
-	inv.addFiles("records", in.Records)
-	inv.addFiles("history", in.History)
-	inv.addFiles("episodes", in.Episodes)
-	inv.addFiles("nodes", in.Nodes)
-	inv.addFiles("passages", in.Passages)
-	inv.addFiles("archives", in.Archives)
-	for _, fs := range [][]File{in.Records, in.History, in.Episodes, in.Nodes, in.Passages, in.Archives} {
-		for _, f := range fs {
-			n := replacedChars(f.Data)
-			if v, err := decodeValue(f.Data); err == nil {
-				if inner, ok := v.(string); ok { // a double-encoded document (some .af files)
-					n += replacedChars([]byte(inner))
-				}
-			}
-			d := duplicateMembers(f.Data)
-			inv.omit("objects with a repeated member name (the last value was read)", OmissionCompatibility, d, true,
-				"a JSON object names one member twice; decoders disagree on which value counts, so what was read may not be what the store meant")
-			inv.omit("characters replaced by U+FFFD (lone UTF-16 surrogates, invalid UTF-8)", OmissionCompatibility, n, true,
-				"JSON decoding replaces each with U+FFFD: the text is not submitted exactly as written, so its content hash differs from the source's and duplicates may be merged or missed")
-		}
+	for k, fs := range in.Lists() {
+		inv.addFiles(InputRoles[k], fs)
 	}
+	inv.inputOmissions(in)
 	if len(in.Records) == 0 && !(isLetta(opt.Source) && len(in.Passages) > 0) {
 		return nil, errors.New("pack: no input files")
 	}
 	if err := checkRoles(in, opt.Source); err != nil {
 		return nil, err
 	}
-	var (
-		family, variant string
-		recs            []Record
-		err             error
-	)
-	switch opt.Source {
-	case Mem0Platform, Mem0OSS:
-		family = "mem0"
-		variant = "platform"
-		if opt.Source == Mem0OSS {
-			variant = "oss"
-		}
-		recs, err = buildMem0(in, opt, inv)
-	case Graphiti:
-		family, variant = "zep_graphiti", "graphiti"
-		recs, err = buildGraphiti(in, inv)
-	case ZepCloud:
-		family, variant = "zep_graphiti", "zep_cloud"
-		recs, err = buildZepCloud(in, opt, inv)
-	case LettaAF, LettaAPI:
-		family = "letta"
-		recs, variant, err = buildLetta(in, opt, inv)
-	case ClaimsJSONL:
-		family, variant = "generic", "claim-jsonl"
-		recs, err = buildClaims(in, inv)
-		if err == nil {
-			err = checkClaimsForm(recs, opt.HashOnly)
-		}
-	default:
-		return nil, fmt.Errorf("pack: unknown source %q", string(opt.Source))
-	}
+	family, variant, recs, err := convert(in, opt, inv)
 	if err != nil {
 		return nil, err
 	}
@@ -299,6 +266,58 @@ func Pack(in Inputs, opt Options) (*Result, error) {
 	sub := &Submission{Family: family, Form: form, Variant: variant, Manifest: man, Records: recs}
 	inv.setRecords(sub)
 	return &Result{Submission: sub, Inventory: inv}, nil
+}
+
+// inputOmissions declares, per input file, the objects with a repeated member name and the
+// characters decoding replaced: what was read may not be what the store meant.
+func (inv *Inventory) inputOmissions(in Inputs) {
+	for _, fs := range in.Lists() {
+		for _, f := range fs {
+			n := replacedChars(f.Data)
+			if v, err := decodeValue(f.Data); err == nil {
+				if inner, ok := v.(string); ok { // a double-encoded document (some .af files)
+					n += replacedChars([]byte(inner))
+				}
+			}
+			d := duplicateMembers(f.Data)
+			inv.omit("objects with a repeated member name (the last value was read)", OmissionCompatibility, d, true,
+				"a JSON object names one member twice; decoders disagree on which value counts, so what was read may not be what the store meant")
+			inv.omit("characters replaced by U+FFFD (lone UTF-16 surrogates, invalid UTF-8)", OmissionCompatibility, n, true,
+				"JSON decoding replaces each with U+FFFD: the text is not submitted exactly as written, so its content hash differs from the source's and duplicates may be merged or missed")
+		}
+	}
+}
+
+// convert converts the inputs by their source: the submission's family and variant and its
+// records.
+func convert(in Inputs, opt Options, inv *Inventory) (family, variant string, recs []Record, err error) {
+	switch opt.Source {
+	case Mem0Platform, Mem0OSS:
+		family = "mem0"
+		variant = "platform"
+		if opt.Source == Mem0OSS {
+			variant = "oss"
+		}
+		recs, err = buildMem0(in, opt, inv)
+	case Graphiti:
+		family, variant = "zep_graphiti", "graphiti"
+		recs, err = buildGraphiti(in, inv)
+	case ZepCloud:
+		family, variant = "zep_graphiti", "zep_cloud"
+		recs, err = buildZepCloud(in, opt, inv)
+	case LettaAF, LettaAPI:
+		family = "letta"
+		recs, variant, err = buildLetta(in, opt, inv)
+	case ClaimsJSONL:
+		family, variant = "generic", "claim-jsonl"
+		recs, err = buildClaims(in, inv)
+		if err == nil {
+			err = checkClaimsForm(recs, opt.HashOnly)
+		}
+	default:
+		return "", "", nil, fmt.Errorf("pack: unknown source %q", string(opt.Source))
+	}
+	return family, variant, recs, err
 }
 
 func isLetta(s Source) bool { return s == LettaAF || s == LettaAPI }

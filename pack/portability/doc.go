@@ -1,5 +1,5 @@
-// Package portability keeps the record of a Memory Portability Package (WM-MEM-012) once pack
-// has written its sealed bytes: the package's identity and revisions, its lifecycle (draft,
+// Package portability keeps the record of a Memory Portability Package (WM-MEM-012) once pack/mpp
+// has built its sealed bytes: the package's identity and revisions, its lifecycle (draft,
 // sealed, superseded, withdrawn, disposed), the six local operations of the specification
 // (describe, bind, assess, conditions, preflight, receipt) and the import attempts receipts are
 // bound to. Every operation appends one attributable, signed event to an append-only log beside

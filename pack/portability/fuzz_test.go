@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scopehygiene/scope-hygiene/pack"
+	"github.com/scopehygiene/scope-hygiene/pack/mpp"
 )
 
 // lifecycleModel is the test's own reading of profile.json: the state a package is in and what
@@ -67,7 +68,7 @@ func FuzzLifecycle(f *testing.F) {
 	pub, priv := key(f)
 	_, stranger := key(f)
 	base := build(f, claims, priv, 1, "")
-	ref := "sha256:" + pack.SHA256Hex(base[pack.ManifestName])
+	ref := "sha256:" + pack.SHA256Hex(base[mpp.ManifestName])
 	next := build(f, claims+`{"id":"c9","content_text":"z","tenant":"t0"}`+"\n", priv, 2, ref)
 	f.Add([]byte{0, 1, 0, 1, 1, 0, 2, 0, 0, 4, 4, 0, 5, 3, 0, 6, 0, 0, 7, 3, 0, 9, 0, 0, 3, 2, 0})
 	f.Add([]byte{0, 1, 0, 1, 1, 0, 2, 0, 0, 12, 0, 0, 2, 0, 0, 3, 2, 0})
@@ -151,9 +152,9 @@ func FuzzLifecycle(f *testing.F) {
 				}
 				req.Receipt = &ReceiptInput{AttemptID: "a" + strconv.Itoa(attempts), Kind: ReceiptKindReport, Report: fakeReport(3, now.Add(time.Second), sig), SignatureVerified: true, SignerKeyID: "ed25519:svc", SignatureValue: sig}
 			case "supersede":
-				s := next[pack.ManifestName]
+				s := next[mpp.ManifestName]
 				if bad {
-					s = base[pack.ManifestName]
+					s = base[mpp.ManifestName]
 				}
 				req.Supersede = &SupersedeInput{Successor: s, Reason: "r"}
 			case "withdraw", "dispose":

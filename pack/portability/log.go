@@ -13,11 +13,11 @@ import (
 
 	"github.com/gowebpki/jcs"
 
-	"github.com/scopehygiene/scope-hygiene/pack"
+	"github.com/scopehygiene/scope-hygiene/pack/mpp"
 )
 
 // LogName is the event log's file name inside a package folder, beside the sealed bytes.
-const LogName = pack.EventLogName
+const LogName = mpp.EventLogName
 
 // maxLogLine bounds one event line; maxEvents bounds a log (the log is untrusted input).
 const (
@@ -63,7 +63,7 @@ const (
 // signedBytes is the RFC 8785 form of e without its signature.
 func signedBytes(e Event) ([]byte, error) {
 	e.Signature = nil
-	return pack.CanonicalJSON(e, "portability: event")
+	return mpp.CanonicalJSON(e, "portability: event")
 }
 
 // signEvent signs e with priv and returns its log line (canonical JSON and a newline).
@@ -72,8 +72,8 @@ func signEvent(e Event, priv ed25519.PrivateKey) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.Signature = &EventSignature{Alg: "Ed25519", KeyID: pack.KeyID(priv.Public().(ed25519.PublicKey)), Value: base64.StdEncoding.EncodeToString(ed25519.Sign(priv, msg))}
-	c, err := pack.CanonicalJSON(e, "portability: event")
+	e.Signature = &EventSignature{Alg: "Ed25519", KeyID: mpp.KeyID(priv.Public().(ed25519.PublicKey)), Value: base64.StdEncoding.EncodeToString(ed25519.Sign(priv, msg))}
+	c, err := mpp.CanonicalJSON(e, "portability: event")
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +102,7 @@ type LoggedEvent struct {
 func ParseLog(log []byte, trusted []ed25519.PublicKey) ([]LoggedEvent, error) {
 	keys := map[string]ed25519.PublicKey{}
 	for _, k := range trusted {
-		keys[pack.KeyID(k)] = k
+		keys[mpp.KeyID(k)] = k
 	}
 	var out []LoggedEvent
 	prev := ""

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scopehygiene/scope-hygiene/pack"
+	"github.com/scopehygiene/scope-hygiene/pack/mpp"
 )
 
 var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
@@ -30,15 +31,15 @@ func build(t testing.TB, lines string, priv ed25519.PrivateKey, rev int, prior s
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := pack.BuildPackage(res, in, []*pack.Submission{res.Submission}, pack.PackageOptions{ID: "urn:uuid:test", Revision: rev, PriorRevisionRef: prior, CaptureTime: t0, TargetCriteriaID: "memory-scope-hygiene/v1"})
+	b, err := mpp.Build(res, in, []*pack.Submission{res.Submission}, mpp.Options{ID: "urn:uuid:test", Revision: rev, PriorRevisionRef: prior, CaptureTime: t0, TargetCriteriaID: "memory-scope-hygiene/v1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sig, err := pack.SignManifest(b.Files[pack.ManifestName], priv)
+	sig, err := mpp.SignManifest(b.Files[mpp.ManifestName], priv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.Files[pack.SignatureName] = sig
+	b.Files[mpp.SignatureName] = sig
 	return b.Files
 }
 
@@ -116,7 +117,7 @@ func TestLifecycle(t *testing.T) {
 		t.Fatalf("state %s ready %v problems %v", st.Lifecycle, st.Preflight.Ready, st.Problems)
 	}
 	// the sealed bytes are what they were
-	if !bytes.Equal(f.files[pack.ManifestName], build(t, claims, nil, 1, "")[pack.ManifestName]) {
+	if !bytes.Equal(f.files[mpp.ManifestName], build(t, claims, nil, 1, "")[mpp.ManifestName]) {
 		t.Fatal("manifest bytes changed")
 	}
 	// a stale expectation writes nothing
@@ -275,14 +276,14 @@ func TestSupersede(t *testing.T) {
 	st := f.state(t)
 	next := build(t, claims+`{"id":"c4","content_text":"d","tenant":"t0"}`+"\n", priv, 2, st.RevisionRef)
 	wrong := build(t, claims, priv, 2, "sha256:00")
-	if err := f.do(t, priv, Request{Op: "supersede", Actor: role("custodian"), Supersede: &SupersedeInput{Successor: wrong[pack.ManifestName], Reason: "r"}}); err == nil {
+	if err := f.do(t, priv, Request{Op: "supersede", Actor: role("custodian"), Supersede: &SupersedeInput{Successor: wrong[mpp.ManifestName], Reason: "r"}}); err == nil {
 		t.Fatal("a successor naming another prior was accepted")
 	}
-	if err := f.do(t, priv, Request{Op: "supersede", Actor: role("custodian"), Supersede: &SupersedeInput{Successor: next[pack.ManifestName], Reason: "added c4"}}); err != nil {
+	if err := f.do(t, priv, Request{Op: "supersede", Actor: role("custodian"), Supersede: &SupersedeInput{Successor: next[mpp.ManifestName], Reason: "added c4"}}); err != nil {
 		t.Fatal(err)
 	}
 	st = f.state(t)
-	if st.Lifecycle != "superseded" || st.SupersededBy != "sha256:"+pack.SHA256Hex(next[pack.ManifestName]) || !st.Acceptable() {
+	if st.Lifecycle != "superseded" || st.SupersededBy != "sha256:"+pack.SHA256Hex(next[mpp.ManifestName]) || !st.Acceptable() {
 		t.Fatalf("superseded: %s %s", st.Lifecycle, st.SupersededBy)
 	}
 	// an assessment on a superseded revision is denied
@@ -330,7 +331,7 @@ func TestLogTamper(t *testing.T) {
 	for k, v := range f.files {
 		files[k] = v
 	}
-	files[pack.ManifestName] = bytes.Replace(files[pack.ManifestName], []byte(`"revision":1`), []byte(`"revision":1 `), 1)
+	files[mpp.ManifestName] = bytes.Replace(files[mpp.ManifestName], []byte(`"revision":1`), []byte(`"revision":1 `), 1)
 	st, _ = Open(Package{Files: files, Log: f.log}, f.keys)
 	if len(st.Problems) == 0 || st.Lifecycle != "draft" {
 		t.Fatal("a changed manifest kept its sealed state")

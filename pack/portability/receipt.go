@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/scopehygiene/scope-hygiene/pack"
+	"github.com/scopehygiene/scope-hygiene/pack/mpp"
 )
 
 // ReceiptKindReport is the scope-hygiene signed audit report as a destination receipt.
@@ -125,7 +125,7 @@ func (st *State) bindReport(a AttemptRecord, kind string, report []byte, verifie
 	} else {
 		bound = append(bound, "check time inside the attempt's window")
 	}
-	rc := pack.CheckReport(st.Manifest, report, a.Member)
+	rc := mpp.CheckReport(st.Manifest, report, a.Member)
 	if len(rc.Mismatches) > 0 {
 		reasons = append(reasons, rc.Mismatches...)
 	} else {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/scopehygiene/scope-hygiene/pack"
+	"github.com/scopehygiene/scope-hygiene/pack/mpp"
 )
 
 // Package is one package revision as its folder holds it: the sealed files (manifest,
@@ -24,7 +25,7 @@ type State struct {
 	PackageID   string
 	Revision    int
 	RevisionRef string // "sha256:" and the hex SHA-256 of the manifest bytes
-	Manifest    *pack.PackageManifest
+	Manifest    *mpp.Manifest
 	Lifecycle   string
 	ClosedClaim string // withdrawn or disposed, as claimed by any event in the log
 	Events      []LoggedEvent
@@ -48,15 +49,15 @@ type State struct {
 // trusted. A log that does not parse or chain is an error; a manifest that does not parse is
 // an error. Events that name another package or revision are problems and change nothing.
 func Open(p Package, trusted []ed25519.PublicKey) (*State, error) {
-	mb, ok := p.Files[pack.ManifestName]
+	mb, ok := p.Files[mpp.ManifestName]
 	if !ok {
-		return nil, fmt.Errorf("portability: %s missing", pack.ManifestName)
+		return nil, fmt.Errorf("portability: %s missing", mpp.ManifestName)
 	}
-	var m pack.PackageManifest
+	var m mpp.Manifest
 	if err := json.Unmarshal(mb, &m); err != nil {
-		return nil, fmt.Errorf("portability: %s is not a package manifest", pack.ManifestName)
+		return nil, fmt.Errorf("portability: %s is not a package manifest", mpp.ManifestName)
 	}
-	pack.LoadRecordIndex(p.Files, &m)
+	mpp.LoadRecordIndex(p.Files, &m)
 	st := &State{
 		PackageID: m.PackageID, Revision: m.Revision, RevisionRef: "sha256:" + pack.SHA256Hex(mb), Manifest: &m,
 		Lifecycle: lifecycle.Initial, recorded: map[string]int{}, Attempts: map[string]AttemptRecord{},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/scopehygiene/scope-hygiene/pack"
 	"github.com/scopehygiene/scope-hygiene/pack/bagit"
+	"github.com/scopehygiene/scope-hygiene/pack/mpp"
 )
 
 // folder is a package folder on disk: the sealed files, where they live (the folder, or data/
@@ -29,7 +30,7 @@ const maxSealedFile = 64 << 20
 // openFolder reads a package folder: every regular file of its sealed directory (anything else
 // is listed as odd, never followed) and its event log.
 func openFolder(dir string) (*folder, error) {
-	f := &folder{dir: dir, sealedDir: dir, logPath: filepath.Join(dir, pack.EventLogName), files: map[string][]byte{}}
+	f := &folder{dir: dir, sealedDir: dir, logPath: filepath.Join(dir, mpp.EventLogName), files: map[string][]byte{}}
 	if fi, err := os.Lstat(filepath.Join(dir, bagit.Declaration)); err == nil && fi.Mode().IsRegular() {
 		f.bag, f.sealedDir = true, filepath.Join(dir, bagit.PayloadDir)
 	}
@@ -38,7 +39,7 @@ func openFolder(dir string) (*folder, error) {
 		return nil, fmt.Errorf("pack: read package %s: %w", dir, errors.Unwrap(err))
 	}
 	for _, e := range ents {
-		if e.Name() == pack.EventLogName {
+		if e.Name() == mpp.EventLogName {
 			continue
 		}
 		if !e.Type().IsRegular() {
@@ -53,7 +54,7 @@ func openFolder(dir string) (*folder, error) {
 	}
 	if fi, err := os.Lstat(f.logPath); err == nil {
 		if !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("pack: %s is not a regular file", pack.EventLogName)
+			return nil, fmt.Errorf("pack: %s is not a regular file", mpp.EventLogName)
 		}
 		if f.log, err = readBounded(f.logPath, maxSealedFile); err != nil {
 			return nil, err
@@ -94,7 +95,7 @@ func writeFolder(dir string, files map[string][]byte, bag bool, created time.Tim
 	out := files
 	if bag {
 		var err error
-		if out, err = bagit.Bag(files, map[string]string{"Bagging-Date": created.UTC().Format("2006-01-02"), "External-Description": "Memory Portability Package (" + pack.PackageProfile + "); its event log is the tag file " + pack.EventLogName}); err != nil {
+		if out, err = bagit.Bag(files, map[string]string{"Bagging-Date": created.UTC().Format("2006-01-02"), "External-Description": "Memory Portability Package (" + mpp.PackageProfile + "); its event log is the tag file " + mpp.EventLogName}); err != nil {
 			return err
 		}
 		if err := os.Mkdir(filepath.Join(dir, bagit.PayloadDir), 0o700); err != nil {
@@ -114,7 +115,7 @@ func writeFolder(dir string, files map[string][]byte, bag bool, created time.Tim
 func (f *folder) appendLog(line []byte) error {
 	h, err := os.OpenFile(f.logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
-		return fmt.Errorf("pack: open %s: %w", pack.EventLogName, errors.Unwrap(err))
+		return fmt.Errorf("pack: open %s: %w", mpp.EventLogName, errors.Unwrap(err))
 	}
 	defer h.Close()
 	fi, err := h.Stat()
@@ -122,10 +123,10 @@ func (f *folder) appendLog(line []byte) error {
 		return errors.New("pack: the event log changed since it was read: run the operation again")
 	}
 	if _, err := h.Write(line); err != nil {
-		return fmt.Errorf("pack: append to %s: %w", pack.EventLogName, errors.Unwrap(err))
+		return fmt.Errorf("pack: append to %s: %w", mpp.EventLogName, errors.Unwrap(err))
 	}
 	if err := h.Sync(); err != nil {
-		return fmt.Errorf("pack: sync %s: %w", pack.EventLogName, errors.Unwrap(err))
+		return fmt.Errorf("pack: sync %s: %w", mpp.EventLogName, errors.Unwrap(err))
 	}
 	f.log = append(f.log, line...)
 	return nil
@@ -135,7 +136,7 @@ func (f *folder) appendLog(line []byte) error {
 // reading each no further than the size the manifest declares. Names kept in the manifest are
 // looked up only as plain local names (or their base name) confined to dir; labelled inputs
 // are matched by size and digest. Links, devices, absolute names and ".." are never followed.
-func readSources(dir string, m *pack.PackageManifest) (map[string][]byte, []string) {
+func readSources(dir string, m *mpp.Manifest) (map[string][]byte, []string) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, []string{"--sources: the folder cannot be opened"}
@@ -166,13 +167,13 @@ func readSources(dir string, m *pack.PackageManifest) (map[string][]byte, []stri
 		return b, true
 	}
 	var listing []fs.DirEntry
-	if m.NamePolicy == pack.NamesLabelled {
+	if m.NamePolicy == mpp.NamesLabelled {
 		listing, _ = fs.ReadDir(root.FS(), ".")
 	}
 	for k, in := range m.Inputs {
 		var b []byte
 		ok := false
-		if m.NamePolicy == pack.NamesKept {
+		if m.NamePolicy == mpp.NamesKept {
 			if !filepath.IsLocal(in.File) {
 				problems = append(problems, fmt.Sprintf("input %d: its recorded name is not a plain name inside the sources folder: read by its base name only", k+1))
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/scopehygiene/scope-hygiene/pack"
 	"github.com/scopehygiene/scope-hygiene/pack/bagit"
+	"github.com/scopehygiene/scope-hygiene/pack/mpp"
 	"github.com/scopehygiene/scope-hygiene/pack/portability"
 	"github.com/scopehygiene/scope-hygiene/rules"
 	"github.com/scopehygiene/scope-hygiene/server/sign"
@@ -31,7 +32,7 @@ func revisionRef(t *testing.T, pkg string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return "sha256:" + pack.SHA256Hex(f.files[pack.ManifestName])
+	return "sha256:" + pack.SHA256Hex(f.files[mpp.ManifestName])
 }
 
 // op runs one package operation as role, signed with key, expecting the current revision.
@@ -61,8 +62,8 @@ func profileFor(t *testing.T, pkg, member, svcPub string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m pack.PackageManifest
-	json.Unmarshal(f.files[pack.ManifestName], &m)
+	var m mpp.Manifest
+	json.Unmarshal(f.files[mpp.ManifestName], &m)
 	n := 0
 	for _, mm := range m.Members {
 		if mm.Path == member {
@@ -78,7 +79,7 @@ func profileFor(t *testing.T, pkg, member, svcPub string) string {
 		t.Fatal(err)
 	}
 	p := portability.DestinationProfile{Destination: ps.ID(), ProfileRef: ps.Digest(), Criteria: &portability.Pin{ID: ps.ID(), Revision: ps.Revision(), Digest: ps.Digest()},
-		RecipientKeyID: pack.KeyID(pub), Supported: []portability.Representation{{Family: m.Family}}, RequiredSemantics: []string{"submission:" + ps.ID()}, Withdrawn: []string{},
+		RecipientKeyID: mpp.KeyID(pub), Supported: []portability.Representation{{Family: m.Family}}, RequiredSemantics: []string{"submission:" + ps.ID()}, Withdrawn: []string{},
 		DryRun: &portability.DryRun{Member: member, Records: n, Family: m.Family, Form: m.Form, Variant: m.Variant}}
 	b, _ := json.Marshal(p)
 	return write(t, filepath.Join(filepath.Dir(pkg), filepath.Base(pkg)+"."+member+".profile.json"), b)
@@ -230,9 +231,9 @@ func TestLifecycleCLI(t *testing.T) {
 	}
 	sealAndPrepare(t, pkg, opPriv, opPub, svcPub, "submission.json")
 	// stale: nothing written
-	before, _ := os.ReadFile(filepath.Join(pkg, pack.EventLogName))
+	before, _ := os.ReadFile(filepath.Join(pkg, mpp.EventLogName))
 	code, out, _ := runCLI(t, "assess", "--sign-key", opPriv, "--role", "integrity_reviewer", "--purpose", "p", "--decision", "d", "--expect", "sha256:"+strings.Repeat("0", 64), pkg)
-	after, _ := os.ReadFile(filepath.Join(pkg, pack.EventLogName))
+	after, _ := os.ReadFile(filepath.Join(pkg, mpp.EventLogName))
 	if code != 1 || string(before) != string(after) {
 		t.Fatalf("stale: %d %s", code, out)
 	}

@@ -311,16 +311,8 @@ func (c *config) pack(stdout, stderr io.Writer) error {
 	if c.pkg.dir != "" && c.out != "" {
 		return errors.New("pack: give -o FILE or --package DIR, not both")
 	}
-	var in pack.Inputs
-	for _, x := range []struct {
-		dst   *[]pack.File
-		names []string
-	}{{&in.Records, c.files}, {&in.History, c.history}, {&in.Episodes, c.episodes}, {&in.Nodes, c.nodes}, {&in.Passages, c.passages}, {&in.Archives, c.archives}} {
-		if *x.dst, err = readFiles(x.names); err != nil {
-			return err
-		}
-	}
-	if err := readHistoryDBs(in.History); err != nil {
+	in, err := c.inputs()
+	if err != nil {
 		return err
 	}
 	res, err := pack.Pack(in, opt)
@@ -330,56 +322,89 @@ func (c *config) pack(stdout, stderr io.Writer) error {
 	if c.pkg.dir != "" {
 		return c.pkg.write(res, in, c.split, stderr)
 	}
-	body, err := res.Submission.Marshal()
+	parts, notes, err := c.writeSubmission(res.Submission, stdout, stderr)
 	if err != nil {
 		return err
 	}
+	res.Inventory.SetOutputs(parts, notes)
+	return c.writeInventory(res, len(parts), stderr)
+}
+
+// inputs reads every input file the flags name (Mem0 history.db files as their rows).
+func (c *config) inputs() (pack.Inputs, error) {
+	var in pack.Inputs
+	for _, x := range []struct {
+		dst   *[]pack.File
+		names []string
+	}{{&in.Records, c.files}, {&in.History, c.history}, {&in.Episodes, c.episodes}, {&in.Nodes, c.nodes}, {&in.Passages, c.passages}, {&in.Archives, c.archives}} {
+		var err error
+		if *x.dst, err = readFiles(x.names); err != nil {
+			return in, err
+		}
+	}
+	return in, readHistoryDBs(in.History)
+}
+
+// writeSubmission writes the submission to -o (or stdout), split into parts with --split when
+// it is over the caps; it returns the parts as the inventory lists them and the split's notes.
+func (c *config) writeSubmission(sub *pack.Submission, stdout, stderr io.Writer) ([]pack.OutputPart, []string, error) {
+	body, err := sub.Marshal()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := pack.CheckCaps(len(sub.Records), body); err != nil {
+		if !c.split {
+			return nil, nil, err
+		}
+		return c.writeParts(sub, stderr)
+	}
+	if c.out == "" {
+		if _, err := stdout.Write(body); err != nil {
+			return nil, nil, fmt.Errorf("pack: write stdout: %w", err)
+		}
+	} else if err := os.WriteFile(c.out, body, 0o600); err != nil {
+		return nil, nil, fmt.Errorf("pack: write submission: %w", err)
+	}
+	return []pack.OutputPart{pack.Part(filepath.Base(c.out), len(sub.Records), body)}, nil, nil
+}
+
+// writeParts splits the submission and writes each part beside -o as FILE.partN.json.
+func (c *config) writeParts(sub *pack.Submission, stderr io.Writer) ([]pack.OutputPart, []string, error) {
+	subs, notes, err := pack.Split(sub)
+	if err != nil {
+		return nil, nil, err
+	}
+	base := strings.TrimSuffix(c.out, ".json")
+	var parts []pack.OutputPart
+	for k, s := range subs {
+		b, err := s.Marshal()
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := pack.CheckCaps(len(s.Records), b); err != nil {
+			return nil, nil, fmt.Errorf("pack: part %d still over the caps: %w", k+1, err)
+		}
+		name := fmt.Sprintf("%s.part%d.json", base, k+1)
+		if err := os.WriteFile(name, b, 0o600); err != nil {
+			return nil, nil, fmt.Errorf("pack: write part: %w", err)
+		}
+		parts = append(parts, pack.Part(filepath.Base(name), len(s.Records), b))
+	}
+	for _, n := range notes {
+		fmt.Fprintln(stderr, "pack:", n)
+	}
+	return parts, notes, nil
+}
+
+// writeInventory writes the inventory to --inventory or beside -o, and says what was packed.
+func (c *config) writeInventory(res *pack.Result, nParts int, stderr io.Writer) error {
 	invPath := c.inventory
 	if invPath == "" && c.out != "" {
 		invPath = strings.TrimSuffix(c.out, ".json") + ".inventory.json"
 	}
-	var parts []pack.OutputPart
-	var notes []string
-	if err := pack.CheckCaps(len(res.Submission.Records), body); err != nil {
-		if !c.split {
-			return err
-		}
-		subs, splitNotes, err := pack.Split(res.Submission)
-		if err != nil {
-			return err
-		}
-		notes = splitNotes
-		base := strings.TrimSuffix(c.out, ".json")
-		for k, s := range subs {
-			b, err := s.Marshal()
-			if err != nil {
-				return err
-			}
-			if err := pack.CheckCaps(len(s.Records), b); err != nil {
-				return fmt.Errorf("pack: part %d still over the caps: %w", k+1, err)
-			}
-			name := fmt.Sprintf("%s.part%d.json", base, k+1)
-			if err := os.WriteFile(name, b, 0o600); err != nil {
-				return fmt.Errorf("pack: write part: %w", err)
-			}
-			parts = append(parts, pack.Part(filepath.Base(name), len(s.Records), b))
-		}
-		for _, n := range notes {
-			fmt.Fprintln(stderr, "pack:", n)
-		}
-	} else {
-		if c.out == "" {
-			if _, err := stdout.Write(body); err != nil {
-				return fmt.Errorf("pack: write stdout: %w", err)
-			}
-		} else if err := os.WriteFile(c.out, body, 0o600); err != nil {
-			return fmt.Errorf("pack: write submission: %w", err)
-		}
-		parts = append(parts, pack.Part(filepath.Base(c.out), len(res.Submission.Records), body))
-	}
-	res.Inventory.SetOutputs(parts, notes)
+	sub := res.Submission
 	if invPath == "" {
-		fmt.Fprintf(stderr, "pack: %d records packed (%s, %s); no inventory written (use -o or --inventory)\n", len(res.Submission.Records), res.Submission.Family, res.Submission.Form)
+		fmt.Fprintf(stderr, "pack: %d records packed (%s, %s); no inventory written (use -o or --inventory)\n", len(sub.Records), sub.Family, sub.Form)
 		return nil
 	}
 	ib, err := res.Inventory.Marshal()
@@ -389,6 +414,6 @@ func (c *config) pack(stdout, stderr io.Writer) error {
 	if err := os.WriteFile(invPath, ib, 0o600); err != nil {
 		return fmt.Errorf("pack: write inventory: %w", err)
 	}
-	fmt.Fprintf(stderr, "pack: %d records packed (%s, %s) in %d file(s); inventory %s\n", len(res.Submission.Records), res.Submission.Family, res.Submission.Form, len(parts), invPath)
+	fmt.Fprintf(stderr, "pack: %d records packed (%s, %s) in %d file(s); inventory %s\n", len(sub.Records), sub.Family, sub.Form, nParts, invPath)
 	return nil
 }

@@ -9,14 +9,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
-	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/scopehygiene/scope-hygiene/pack"
+	"github.com/scopehygiene/scope-hygiene/pack/mpp"
 	"github.com/scopehygiene/scope-hygiene/pack/portability"
 	"github.com/scopehygiene/scope-hygiene/rules"
 	"github.com/scopehygiene/scope-hygiene/schema"
@@ -52,19 +51,17 @@ Exit codes: 0 recorded; 1 refused or denied; 2 usage or unreadable input.
 
 var operations = []string{"describe", "bind", "seal", "assess", "conditions", "preflight", "attempt", "receipt", "supersede", "withdraw", "dispose"}
 
-// opsCmd runs one package operation.
-func opsCmd(op string, args []string, stdout, stderr io.Writer, client *http.Client) int {
-	fs := flag.NewFlagSet("pack "+op, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, opsUsage) }
-	var c struct {
-		signKey, role, purpose, decision, expect, expectHead, at                    string
-		snapshot, selection, interval, baseline, criteria, semantics                string
-		key, evaluator, recipient, recipientKey, permitted, grant, policy, tenant   string
-		expires, service, profile, member, attemptID, window, report, reportKey, by string
-		reason, notice, retention                                                   string
-		trust, schemas, duties, prohibitions, holds                                 keyList
-	}
+// opsFlags are the flags of the package operations; each operation reads its own.
+type opsFlags struct {
+	signKey, role, purpose, decision, expect, expectHead, at                    string
+	snapshot, selection, interval, baseline, criteria, semantics                string
+	key, evaluator, recipient, recipientKey, permitted, grant, policy, tenant   string
+	expires, service, profile, member, attemptID, window, report, reportKey, by string
+	reason, notice, retention                                                   string
+	trust, schemas, duties, prohibitions, holds                                 keyList
+}
+
+func (c *opsFlags) register(fs *flag.FlagSet) {
 	for _, s := range []struct {
 		p    *string
 		name string
@@ -84,46 +81,48 @@ func opsCmd(op string, args []string, stdout, stderr io.Writer, client *http.Cli
 	fs.Var(&c.duties, "duty", "")
 	fs.Var(&c.prohibitions, "prohibition", "")
 	fs.Var(&c.holds, "hold", "")
+}
+
+// usageError is a mistake in the command line: printed after the operation's name, exit code 2.
+type usageError string
+
+func (e usageError) Error() string { return string(e) }
+
+// opsCmd runs one package operation: its flags, the replayed package, the operation's input
+// from its flags, portability.Apply, the event appended to the log and printed.
+func opsCmd(op string, args []string, stdout, stderr io.Writer, client *http.Client) int {
+	fs := flag.NewFlagSet("pack "+op, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, opsUsage) }
+	var c opsFlags
+	c.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
-	usage := func(msg string) int {
-		fmt.Fprintf(stderr, "pack %s: %s\n", op, msg)
-		return 2
-	}
 	if fs.NArg() != 1 {
-		return usage("give exactly one package folder (pack " + op + " -h)")
+		return opsFailed(stderr, op, usageError("give exactly one package folder (pack "+op+" -h)"))
 	}
 	if c.signKey == "" || c.role == "" || c.purpose == "" || c.decision == "" || c.expect == "" {
-		return usage("--sign-key, --role, --purpose, --decision and --expect are required")
+		return opsFailed(stderr, op, usageError("--sign-key, --role, --purpose, --decision and --expect are required"))
 	}
 	priv, err := readPrivateKey(c.signKey)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
+		return opsFailed(stderr, op, err)
 	}
-	now := time.Now().UTC().Truncate(time.Second)
-	if c.at != "" {
-		if now, err = time.Parse(time.RFC3339, c.at); err != nil {
-			return usage("--time is not an RFC 3339 time")
-		}
+	now, err := c.eventTime()
+	if err != nil {
+		return opsFailed(stderr, op, err)
 	}
-	trusted := []ed25519.PublicKey{priv.Public().(ed25519.PublicKey)}
-	for _, k := range c.trust {
-		p, err := sign.ReadPublicKey(k)
-		if err != nil {
-			fmt.Fprintln(stderr, "pack "+op+":", err)
-			return 2
-		}
-		trusted = append(trusted, p)
+	trusted, err := c.trustedKeys(op, priv)
+	if err != nil {
+		return opsFailed(stderr, op, err)
 	}
 	f, err := openFolder(fs.Arg(0))
 	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
+		return opsFailed(stderr, op, err)
 	}
 	st, err := portability.Open(portability.Package{Files: f.files, Log: f.log}, trusted)
 	if err != nil {
@@ -132,108 +131,52 @@ func opsCmd(op string, args []string, stdout, stderr io.Writer, client *http.Cli
 	}
 	req := portability.Request{Op: op, Actor: portability.Actor{Role: c.role, Purpose: c.purpose, DecisionRef: c.decision},
 		ExpectRevision: c.expect, ExpectHead: c.expectHead, Time: now}
-	pubKey := func(path string) (ed25519.PublicKey, error) {
-		if path == "" {
-			return nil, nil
+	if input := opInputs[op]; input != nil {
+		if err := input(&c, &req, opContext{st: st, f: f, client: client}); err != nil {
+			return opsFailed(stderr, op, err)
 		}
-		return sign.ReadPublicKey(path)
 	}
-	switch op {
-	case "describe":
-		req.Describe = &portability.DescribeInput{SnapshotRef: c.snapshot, SelectionQueryRef: c.selection, BaselineRef: c.baseline, CaptureInterval: c.interval}
-	case "bind":
-		in, err := bindInput(c.criteria, c.schemas, c.semantics)
-		if err != nil {
-			return usage(err.Error())
-		}
-		req.Bind = in
-	case "seal":
-		k, err := pubKey(c.key)
-		if err != nil {
-			return usage(err.Error())
-		}
-		req.Seal = &portability.SealInput{PackageKey: k}
-	case "assess":
-		k, err := pubKey(c.key)
-		if err != nil {
-			return usage(err.Error())
-		}
-		req.Assess = &portability.AssessInput{TrustedKey: k, Evaluator: c.evaluator}
-	case "conditions":
-		exp, err := time.Parse(time.RFC3339, c.expires)
-		if c.expires != "" && err != nil {
-			return usage("--expires is not an RFC 3339 time")
-		}
-		in := &portability.ConditionsInput{Recipient: c.recipient, Tenant: c.tenant, Purpose: c.permitted, GrantRef: c.grant,
-			PolicyRef: c.policy, Duties: c.duties, Prohibitions: c.prohibitions, ExpiresAt: exp}
-		if c.recipientKey != "" {
-			k, err := sign.ReadPublicKey(c.recipientKey)
-			if err != nil {
-				return usage(err.Error())
-			}
-			in.RecipientKeyID = pack.KeyID(k)
-		}
-		req.Conditions = in
-	case "preflight":
-		member := c.member
-		if member == "" {
-			member = onlyPart(st.Manifest)
-		}
-		var p *portability.DestinationProfile
-		switch {
-		case c.service != "" && c.profile == "":
-			p, err = serviceProfile(client, c.service, f.files[member], member)
-		case c.profile != "" && c.service == "":
-			p, err = fileProfile(c.profile)
-		default:
-			return usage("give --service URL or --profile FILE")
-		}
-		if err != nil {
-			fmt.Fprintln(stderr, "pack preflight:", err)
-			return 2
-		}
-		req.Preflight = p
-	case "attempt":
-		w := time.Hour
-		if c.window != "" {
-			if w, err = time.ParseDuration(c.window); err != nil || w <= 0 {
-				return usage("--window is a positive duration")
-			}
-		}
-		member := c.member
-		if member == "" {
-			member = onlyPart(st.Manifest)
-		}
-		req.Attempt = &portability.AttemptInput{AttemptID: c.attemptID, Recipient: c.recipient, Member: member, NotBefore: now, NotAfter: now.Add(w)}
-	case "receipt":
-		rb, err := os.ReadFile(c.report)
-		if err != nil {
-			return usage("--report: the report cannot be read")
-		}
-		rpub, err := sign.ReadPublicKey(c.reportKey)
-		if err != nil {
-			return usage(err.Error())
-		}
-		in := &portability.ReceiptInput{AttemptID: c.attemptID, Kind: portability.ReceiptKindReport, Report: rb}
-		if a, ok := st.Attempts[c.attemptID]; ok {
-			in.Recomputed = recompute(f.files[a.Member], rb)
-		}
-		if blk, err := sign.Verify(rb, rpub); err == nil {
-			in.SignatureVerified, in.SignerKeyID, in.SignatureValue = true, blk.KeyID, blk.Value
-		} else if blk, _, _, merr := sign.Message(rb); merr == nil {
-			in.SignerKeyID, in.SignatureValue = blk.KeyID, blk.Value
-		}
-		req.Receipt = in
-	case "supersede":
-		next, err := openFolder(c.by)
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return 2
-		}
-		req.Supersede = &portability.SupersedeInput{Successor: next.files[pack.ManifestName], Reason: c.reason}
-	case "withdraw", "dispose":
-		req.Close = &portability.CloseInput{Reason: c.reason, NoticeRef: c.notice, RetentionPolicyRef: c.retention, Holds: c.holds}
+	return applyOp(stdout, stderr, op, st, f, req, priv)
+}
+
+// opsFailed prints why an operation could not start and returns exit code 2.
+func opsFailed(stderr io.Writer, op string, err error) int {
+	if u, ok := err.(usageError); ok {
+		fmt.Fprintf(stderr, "pack %s: %s\n", op, string(u))
+	} else {
+		fmt.Fprintln(stderr, err)
 	}
+	return 2
+}
+
+// trustedKeys are the keys whose events are trusted when the log is replayed: the actor's and
+// every --trust key.
+func (c *opsFlags) trustedKeys(op string, priv ed25519.PrivateKey) ([]ed25519.PublicKey, error) {
+	trusted := []ed25519.PublicKey{priv.Public().(ed25519.PublicKey)}
+	for _, k := range c.trust {
+		p, err := sign.ReadPublicKey(k)
+		if err != nil {
+			return nil, fmt.Errorf("pack %s: %w", op, err)
+		}
+		trusted = append(trusted, p)
+	}
+	return trusted, nil
+}
+
+// eventTime is --time, or now to the second.
+func (c *opsFlags) eventTime() (time.Time, error) {
+	if c.at == "" {
+		return time.Now().UTC().Truncate(time.Second), nil
+	}
+	t, err := time.Parse(time.RFC3339, c.at)
+	if err != nil {
+		return t, usageError("--time is not an RFC 3339 time")
+	}
+	return t, nil
+}
+
+// applyOp applies the request, appends its event to the folder's log and prints it.
+func applyOp(stdout, stderr io.Writer, op string, st *portability.State, f *folder, req portability.Request, priv ed25519.PrivateKey) int {
 	line, ev, err := portability.Apply(st, f.files, req, priv)
 	if line != nil {
 		if aerr := f.appendLog(line); aerr != nil {
@@ -255,6 +198,149 @@ func opsCmd(op string, args []string, stdout, stderr io.Writer, client *http.Cli
 	}
 	printEvent(stdout, op, ev, portability.Package{Files: f.files, Log: f.log})
 	return 0
+}
+
+// opContext is what an operation's input may read besides its flags.
+type opContext struct {
+	st     *portability.State
+	f      *folder
+	client *http.Client
+}
+
+// opInputs set each operation's input on the request from the flags.
+var opInputs = map[string]func(c *opsFlags, req *portability.Request, x opContext) error{
+	"describe": func(c *opsFlags, req *portability.Request, _ opContext) error {
+		req.Describe = &portability.DescribeInput{SnapshotRef: c.snapshot, SelectionQueryRef: c.selection, BaselineRef: c.baseline, CaptureInterval: c.interval}
+		return nil
+	},
+	"bind": func(c *opsFlags, req *portability.Request, _ opContext) (err error) {
+		req.Bind, err = bindInput(c.criteria, c.schemas, c.semantics)
+		return asUsage(err)
+	},
+	"seal": func(c *opsFlags, req *portability.Request, _ opContext) error {
+		k, err := optionalKey(c.key)
+		req.Seal = &portability.SealInput{PackageKey: k}
+		return asUsage(err)
+	},
+	"assess": func(c *opsFlags, req *portability.Request, _ opContext) error {
+		k, err := optionalKey(c.key)
+		req.Assess = &portability.AssessInput{TrustedKey: k, Evaluator: c.evaluator}
+		return asUsage(err)
+	},
+	"conditions": (*opsFlags).conditionsInput,
+	"preflight":  (*opsFlags).preflightInput,
+	"attempt":    (*opsFlags).attemptInput,
+	"receipt":    (*opsFlags).receiptInput,
+	"supersede": func(c *opsFlags, req *portability.Request, _ opContext) error {
+		next, err := openFolder(c.by)
+		if err != nil {
+			return err
+		}
+		req.Supersede = &portability.SupersedeInput{Successor: next.files[mpp.ManifestName], Reason: c.reason}
+		return nil
+	},
+	"withdraw": (*opsFlags).closeInput,
+	"dispose":  (*opsFlags).closeInput,
+}
+
+// asUsage makes err, if any, a usage error.
+func asUsage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return usageError(err.Error())
+}
+
+// optionalKey reads the public key at path; no path, no key.
+func optionalKey(path string) (ed25519.PublicKey, error) {
+	if path == "" {
+		return nil, nil
+	}
+	return sign.ReadPublicKey(path)
+}
+
+func (c *opsFlags) conditionsInput(req *portability.Request, _ opContext) error {
+	exp, err := time.Parse(time.RFC3339, c.expires)
+	if c.expires != "" && err != nil {
+		return usageError("--expires is not an RFC 3339 time")
+	}
+	in := &portability.ConditionsInput{Recipient: c.recipient, Tenant: c.tenant, Purpose: c.permitted, GrantRef: c.grant,
+		PolicyRef: c.policy, Duties: c.duties, Prohibitions: c.prohibitions, ExpiresAt: exp}
+	if c.recipientKey != "" {
+		k, err := sign.ReadPublicKey(c.recipientKey)
+		if err != nil {
+			return asUsage(err)
+		}
+		in.RecipientKeyID = mpp.KeyID(k)
+	}
+	req.Conditions = in
+	return nil
+}
+
+// memberOr is --member, or the package's first submission part.
+func (c *opsFlags) memberOr(m *mpp.Manifest) string {
+	if c.member != "" {
+		return c.member
+	}
+	return onlyPart(m)
+}
+
+func (c *opsFlags) preflightInput(req *portability.Request, x opContext) error {
+	member := c.memberOr(x.st.Manifest)
+	var p *portability.DestinationProfile
+	var err error
+	switch {
+	case c.service != "" && c.profile == "":
+		p, err = serviceProfile(x.client, c.service, x.f.files[member], member)
+	case c.profile != "" && c.service == "":
+		p, err = fileProfile(c.profile)
+	default:
+		return usageError("give --service URL or --profile FILE")
+	}
+	if err != nil {
+		return fmt.Errorf("pack preflight: %w", err)
+	}
+	req.Preflight = p
+	return nil
+}
+
+func (c *opsFlags) attemptInput(req *portability.Request, x opContext) error {
+	w := time.Hour
+	if c.window != "" {
+		var err error
+		if w, err = time.ParseDuration(c.window); err != nil || w <= 0 {
+			return usageError("--window is a positive duration")
+		}
+	}
+	req.Attempt = &portability.AttemptInput{AttemptID: c.attemptID, Recipient: c.recipient, Member: c.memberOr(x.st.Manifest), NotBefore: req.Time, NotAfter: req.Time.Add(w)}
+	return nil
+}
+
+func (c *opsFlags) receiptInput(req *portability.Request, x opContext) error {
+	rb, err := os.ReadFile(c.report)
+	if err != nil {
+		return usageError("--report: the report cannot be read")
+	}
+	rpub, err := sign.ReadPublicKey(c.reportKey)
+	if err != nil {
+		return asUsage(err)
+	}
+	in := &portability.ReceiptInput{AttemptID: c.attemptID, Kind: portability.ReceiptKindReport, Report: rb}
+	if a, ok := x.st.Attempts[c.attemptID]; ok {
+		in.Recomputed = recompute(x.f.files[a.Member], rb)
+	}
+	if blk, err := sign.Verify(rb, rpub); err == nil {
+		in.SignatureVerified, in.SignerKeyID, in.SignatureValue = true, blk.KeyID, blk.Value
+	} else if blk, _, _, merr := sign.Message(rb); merr == nil {
+		in.SignerKeyID, in.SignatureValue = blk.KeyID, blk.Value
+	}
+	req.Receipt = in
+	return nil
+}
+
+func (c *opsFlags) closeInput(req *portability.Request, _ opContext) error {
+	req.Close = &portability.CloseInput{Reason: c.reason, NoticeRef: c.notice, RetentionPolicyRef: c.retention, Holds: c.holds}
+	return nil
 }
 
 // printEvent prints a recorded event as words: its result, state and the record's members.
@@ -325,9 +411,9 @@ func words(v any) string {
 	return fmt.Sprint(v)
 }
 
-func onlyPart(m *pack.PackageManifest) string {
+func onlyPart(m *mpp.Manifest) string {
 	for _, mm := range m.Members {
-		if mm.Role == "submission_part" {
+		if mm.Role == mpp.RoleSubmissionPart {
 			return mm.Path
 		}
 	}
@@ -361,7 +447,7 @@ func bindInput(criteriaFile string, pins keyList, semantics string) (*portabilit
 	}
 	for _, n := range []string{"pack-manifest", "pack-signature", "pack-event", "pack-records"} {
 		b, _ := schema.Get(n + schema.Suffix)
-		in.Schemas = append(in.Schemas, portability.Pin{ID: schema.IDBase + n + schema.Suffix, Revision: pack.PackageProfile, Digest: "sha256:" + pack.SHA256Hex(b)})
+		in.Schemas = append(in.Schemas, portability.Pin{ID: schema.IDBase + n + schema.Suffix, Revision: mpp.PackageProfile, Digest: "sha256:" + pack.SHA256Hex(b)})
 	}
 	for _, p := range pins {
 		id, rest, ok1 := strings.Cut(p, "@")
@@ -377,110 +463,4 @@ func bindInput(criteriaFile string, pins keyList, semantics string) (*portabilit
 		}
 	}
 	return in, nil
-}
-
-// fileProfile reads a destination profile file (the DestinationProfile members, as JSON).
-func fileProfile(path string) (*portability.DestinationProfile, error) {
-	b, err := readBounded(path, 1<<20)
-	if err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	var p portability.DestinationProfile
-	if err := dec.Decode(&p); err != nil || p.Destination == "" {
-		return nil, errors.New("--profile: not a destination profile (destination, profile_ref, supported, required_semantics, withdrawn, dry_run)")
-	}
-	return &p, nil
-}
-
-// serviceBodyLimit bounds what is read of a service's answer.
-const serviceBodyLimit = 4 << 20
-
-// serviceProfile builds the memory-scope-hygiene/v1 destination profile from a running
-// service: its published criteria document (the profile) and its free pre-check of the member
-// (the dry run, signature checked with the criteria document's key). No audit is run.
-func serviceProfile(client *http.Client, base string, member []byte, memberName string) (*portability.DestinationProfile, error) {
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, errors.New("--service is an http or https URL")
-	}
-	if member == nil {
-		return nil, errors.New("the package has no such member")
-	}
-	get := func(method, path string, body []byte) ([]byte, error) {
-		req, err := http.NewRequest(method, strings.TrimSuffix(base, "/")+path, bytes.NewReader(body))
-		if err != nil {
-			return nil, err
-		}
-		if body != nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return nil, fmt.Errorf("%s %s: the service did not answer", method, path)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(io.LimitReader(resp.Body, serviceBodyLimit))
-		if err != nil || resp.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("%s %s: status %d", method, path, resp.StatusCode)
-		}
-		return b, nil
-	}
-	cb, err := get(http.MethodGet, "/criteria", nil)
-	if err != nil {
-		return nil, err
-	}
-	var doc struct {
-		ID       string                     `json:"criteria_id"`
-		Revision string                     `json:"criteria_revision"`
-		Digest   string                     `json:"criteria_digest"`
-		Matrix   map[string]json.RawMessage `json:"assessability_matrix"`
-		Key      sign.PublicKey             `json:"report_signing_key"`
-	}
-	if err := json.Unmarshal(cb, &doc); err != nil || doc.ID == "" {
-		return nil, errors.New("GET /criteria: not a criteria document")
-	}
-	key, err := doc.Key.Decode()
-	if err != nil {
-		return nil, errors.New("GET /criteria: no usable report signing key")
-	}
-	p := &portability.DestinationProfile{Destination: doc.ID, ProfileRef: doc.Digest,
-		Criteria: &portability.Pin{ID: doc.ID, Revision: doc.Revision, Digest: doc.Digest}, RecipientKeyID: pack.KeyID(key),
-		RequiredSemantics: []string{"submission:" + doc.ID}, Withdrawn: []string{}}
-	for fam := range doc.Matrix {
-		p.Supported = append(p.Supported, portability.Representation{Family: fam})
-	}
-	sort.Slice(p.Supported, func(i, j int) bool { return p.Supported[i].Family < p.Supported[j].Family })
-	pb, err := get(http.MethodPost, "/precheck", member)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := sign.Verify(pb, key); err != nil {
-		return nil, errors.New("POST /precheck: the answer's signature does not verify under the criteria document's key")
-	}
-	var pc struct {
-		Records int    `json:"records"`
-		Family  string `json:"family"`
-		Form    string `json:"form"`
-		Variant string `json:"variant"`
-		Factors map[string]struct {
-			Status string `json:"status"`
-			Reason string `json:"reason"`
-		} `json:"factors"`
-	}
-	if err := json.Unmarshal(pb, &pc); err != nil {
-		return nil, errors.New("POST /precheck: not a pre-check answer")
-	}
-	d := &portability.DryRun{Member: memberName, Records: pc.Records, Family: pc.Family, Form: pc.Form, Variant: pc.Variant}
-	names := make([]string, 0, len(pc.Factors))
-	for n := range pc.Factors {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	for _, n := range names {
-		d.Findings = append(d.Findings, portability.Finding{Name: n, Status: pc.Factors[n].Status, Reason: pc.Factors[n].Reason})
-	}
-	p.DryRun = d
-	return p, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	scopehygiene "github.com/scopehygiene/scope-hygiene"
 	"github.com/scopehygiene/scope-hygiene/pack"
+	"github.com/scopehygiene/scope-hygiene/pack/mpp"
 	"github.com/scopehygiene/scope-hygiene/pack/portability"
 )
 
@@ -176,7 +177,7 @@ func (p *packageFlags) write(res *pack.Result, in pack.Inputs, split bool, stder
 			fmt.Fprintln(stderr, "pack:", n)
 		}
 	}
-	po := pack.PackageOptions{
+	po := mpp.Options{
 		ID: p.id, Revision: 1, Kind: p.kind, CaptureTime: capture, Cutoff: cutoff, TargetCriteriaID: target,
 		KeepNames: p.keepNames, EmptySelectionReason: p.emptyReason,
 	}
@@ -196,21 +197,21 @@ func (p *packageFlags) write(res *pack.Result, in pack.Inputs, split bool, stder
 			return err
 		}
 	}
-	built, err := pack.BuildPackage(res, in, parts, po)
+	built, err := mpp.Build(res, in, parts, po)
 	if err != nil {
 		return err
 	}
-	sig, err := pack.SignManifest(built.Files[pack.ManifestName], priv)
+	sig, err := mpp.SignManifest(built.Files[mpp.ManifestName], priv)
 	if err != nil {
 		return err
 	}
-	built.Files[pack.SignatureName] = sig
+	built.Files[mpp.SignatureName] = sig
 	if err := writeFolder(p.dir, built.Files, p.layout == "bagit", capture); err != nil {
 		return err
 	}
 	state := "unsigned"
 	if priv != nil {
-		state = "signed by " + pack.KeyID(priv.Public().(ed25519.PublicKey))
+		state = "signed by " + mpp.KeyID(priv.Public().(ed25519.PublicKey))
 	}
 	m := built.Manifest
 	fmt.Fprintf(stderr, "pack: package %s revision %d (%s, draft) in %s: %d records in %d part(s), omissions %d blocking / %d non-blocking, revision ref %s, %s\n",

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scopehygiene/scope-hygiene/pack"
+	"github.com/scopehygiene/scope-hygiene/pack/mpp"
 )
 
 // The broken and smaller findings of issue 24, one test each; every one fails on the code
@@ -21,7 +22,7 @@ import (
 // attacker's way to make an edited manifest self-consistent).
 func rewriteManifest(t *testing.T, pkg string, mut func(m map[string]any)) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(pkg, pack.ManifestName))
+	b, err := os.ReadFile(filepath.Join(pkg, mpp.ManifestName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,16 +36,16 @@ func rewriteManifest(t *testing.T, pkg string, mut func(m map[string]any)) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(pkg, pack.ManifestName), mb)
-	sig, _ := pack.SignManifest(mb, nil)
-	write(t, filepath.Join(pkg, pack.SignatureName), sig)
+	write(t, filepath.Join(pkg, mpp.ManifestName), mb)
+	sig, _ := mpp.SignManifest(mb, nil)
+	write(t, filepath.Join(pkg, mpp.SignatureName), sig)
 }
 
 // rewriteRecords lets mut change the record index's rows (id, class, source_file, location,
 // source_sha256, record_sha256), writes it back and rewrites the manifest to list its new digest.
 func rewriteRecords(t *testing.T, pkg string, mut func(row []any), more func(m map[string]any)) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(pkg, pack.RecordIndexName))
+	b, err := os.ReadFile(filepath.Join(pkg, mpp.RecordIndexName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,10 +57,10 @@ func rewriteRecords(t *testing.T, pkg string, mut func(row []any), more func(m m
 		}
 	}
 	nb, _ := json.Marshal(ix)
-	write(t, filepath.Join(pkg, pack.RecordIndexName), nb)
+	write(t, filepath.Join(pkg, mpp.RecordIndexName), nb)
 	rewriteManifest(t, pkg, func(m map[string]any) {
 		for _, mm := range m["members"].([]any) {
-			if mm.(map[string]any)["path"] == pack.RecordIndexName {
+			if mm.(map[string]any)["path"] == mpp.RecordIndexName {
 				mm.(map[string]any)["sha256"] = pack.SHA256Hex(nb)
 				mm.(map[string]any)["bytes"] = len(nb)
 			}
@@ -84,18 +85,18 @@ func TestStrippedSignatureFails(t *testing.T) {
 		}
 		return pkg
 	}
-	sigFile := func(pkg string, s pack.Signature) {
+	sigFile := func(pkg string, s mpp.Signature) {
 		b, _ := json.Marshal(s)
-		write(t, filepath.Join(pkg, pack.SignatureName), b)
+		write(t, filepath.Join(pkg, mpp.SignatureName), b)
 	}
-	mbOf := func(pkg string) []byte { b, _ := os.ReadFile(filepath.Join(pkg, pack.ManifestName)); return b }
+	mbOf := func(pkg string) []byte { b, _ := os.ReadFile(filepath.Join(pkg, mpp.ManifestName)); return b }
 	cases := map[string]struct {
 		tamper func(pkg string)
 		want   string
 	}{
 		"stripped": {func(p string) {
-			s, _ := pack.SignManifest(mbOf(p), nil)
-			write(t, filepath.Join(p, pack.SignatureName), s)
+			s, _ := mpp.SignManifest(mbOf(p), nil)
+			write(t, filepath.Join(p, mpp.SignatureName), s)
 		}, "signature state unsigned"},
 		"stripped after a record change": {func(p string) {
 			flip(t, filepath.Join(p, "submission.json"), `"tenant":"`, `"tenant":"x`)
@@ -116,14 +117,14 @@ func TestStrippedSignatureFails(t *testing.T) {
 			})
 		}, "signature state unsigned"},
 		"mac only": {func(p string) {
-			sigFile(p, pack.Signature{Manifest: pack.ManifestName, ManifestSHA256: pack.SHA256Hex(mbOf(p)), Alg: "HMAC-SHA256", KeyID: "hmac:1", Value: base64.StdEncoding.EncodeToString(make([]byte, 32))})
+			sigFile(p, mpp.Signature{Manifest: mpp.ManifestName, ManifestSHA256: pack.SHA256Hex(mbOf(p)), Alg: "HMAC-SHA256", KeyID: "hmac:1", Value: base64.StdEncoding.EncodeToString(make([]byte, 32))})
 		}, "signature state mac_only"},
 		"unknown key": {func(p string) {
 			mb := mbOf(p)
-			sigFile(p, pack.Signature{Manifest: pack.ManifestName, ManifestSHA256: pack.SHA256Hex(mb), Alg: "Ed25519", KeyID: pack.KeyID(other.Public().(ed25519.PublicKey)), Value: base64.StdEncoding.EncodeToString(ed25519.Sign(other, mb))})
+			sigFile(p, mpp.Signature{Manifest: mpp.ManifestName, ManifestSHA256: pack.SHA256Hex(mb), Alg: "Ed25519", KeyID: mpp.KeyID(other.Public().(ed25519.PublicKey)), Value: base64.StdEncoding.EncodeToString(ed25519.Sign(other, mb))})
 		}, "signature state unknown_key"},
 		"invalid": {func(p string) {
-			flip(t, filepath.Join(p, pack.SignatureName), `"value":"`, `"value":"AAAA`)
+			flip(t, filepath.Join(p, mpp.SignatureName), `"value":"`, `"value":"AAAA`)
 		}, "signature state invalid"},
 	}
 	for name, c := range cases {
@@ -340,8 +341,8 @@ func TestPackageIDsDiffer(t *testing.T) {
 			t.Fatal(stderr)
 		}
 		f, _ := openFolder(pkg)
-		var m pack.PackageManifest
-		json.Unmarshal(f.files[pack.ManifestName], &m)
+		var m mpp.Manifest
+		json.Unmarshal(f.files[mpp.ManifestName], &m)
 		if ids[m.PackageID] || !strings.HasPrefix(m.PackageID, "urn:uuid:") {
 			t.Fatalf("package id %s repeats or is not generated", m.PackageID)
 		}
@@ -407,7 +408,7 @@ func TestManifestStaysSmall(t *testing.T) {
 			parts += len(b)
 		}
 	}
-	if m := len(f.files[pack.ManifestName]); m > 16<<10 || m*100 > parts {
+	if m := len(f.files[mpp.ManifestName]); m > 16<<10 || m*100 > parts {
 		t.Fatalf("manifest %d bytes for %d bytes of parts", m, parts)
 	}
 	validPackage(t, pkg)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/scopehygiene/scope-hygiene/pack"
 	"github.com/scopehygiene/scope-hygiene/pack/bagit"
+	"github.com/scopehygiene/scope-hygiene/pack/mpp"
 	"github.com/scopehygiene/scope-hygiene/pack/portability"
 	"github.com/scopehygiene/scope-hygiene/schema"
 	"github.com/scopehygiene/scope-hygiene/server/sign"
@@ -120,23 +120,31 @@ func leafLocations(ve *jsonschema.ValidationError) []string {
 	return out
 }
 
+// verifyFlags are the flags of pack verify.
+type verifyFlags struct {
+	key, sources, report, reportKey string
+	eventKeys                       keyList
+}
+
+// verifyCmd verifies a package folder: its sealed members and their schemas, its signature, its
+// sources and its report when given, and the replayed event log; it prints every mismatch.
 func verifyCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("pack verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, verifyUsage) }
-	key := fs.String("key", "", "")
-	var eventKeys keyList
-	fs.Var(&eventKeys, "event-key", "")
-	sources := fs.String("sources", "", "")
-	report := fs.String("report", "", "")
-	reportKey := fs.String("report-key", "", "")
+	var c verifyFlags
+	fs.StringVar(&c.key, "key", "", "")
+	fs.Var(&c.eventKeys, "event-key", "")
+	fs.StringVar(&c.sources, "sources", "", "")
+	fs.StringVar(&c.report, "report", "", "")
+	fs.StringVar(&c.reportKey, "report-key", "", "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
-	if fs.NArg() != 1 || (*report != "") != (*reportKey != "") {
+	if fs.NArg() != 1 || (c.report != "") != (c.reportKey != "") {
 		fs.Usage()
 		return 2
 	}
@@ -146,78 +154,33 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	var pub ed25519.PublicKey
-	var trusted []ed25519.PublicKey
-	if *key != "" {
-		if pub, err = sign.ReadPublicKey(*key); err != nil {
-			fmt.Fprintln(stderr, "pack verify:", err)
-			return 2
-		}
-		trusted = append(trusted, pub)
+	pub, trusted, err := c.keys()
+	if err != nil {
+		fmt.Fprintln(stderr, "pack verify:", err)
+		return 2
 	}
-	for _, k := range eventKeys {
-		p, err := sign.ReadPublicKey(k)
-		if err != nil {
-			fmt.Fprintln(stderr, "pack verify:", err)
-			return 2
-		}
-		trusted = append(trusted, p)
+	mismatches, err := folderProblems(dir, f)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
 	}
-	mismatches := append([]string{}, f.odd...)
-	if f.bag {
-		all, err := readBag(dir)
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return 2
-		}
-		for _, p := range bagit.Validate(all) {
-			mismatches = append(mismatches, "bag: "+p)
-		}
-	}
-	if mb, ok := f.files[pack.ManifestName]; ok {
-		mismatches = append(mismatches, schemaProblems("manifest", pack.ManifestName, mb)...)
-	}
-	if sb, ok := f.files[pack.SignatureName]; ok {
-		mismatches = append(mismatches, schemaProblems("signature", pack.SignatureName, sb)...)
-	}
-	if rb, ok := f.files[pack.RecordIndexName]; ok {
-		mismatches = append(mismatches, schemaProblems("records", pack.RecordIndexName, rb)...)
-	}
-	v := pack.VerifyPackage(f.files, pub, nil)
-	sourcesChecked := false
-	if *sources != "" && v.Manifest != nil {
-		srcs, probs := readSources(*sources, v.Manifest)
+	v := mpp.Verify(f.files, pub, nil)
+	sourcesChecked := c.sources != "" && v.Manifest != nil
+	if sourcesChecked {
+		srcs, probs := readSources(c.sources, v.Manifest)
 		mismatches = append(mismatches, probs...)
-		v = pack.VerifyPackage(f.files, pub, srcs)
-		sourcesChecked = true
+		v = mpp.Verify(f.files, pub, srcs)
 	}
 	mismatches = append(mismatches, v.Mismatches...)
 	var st *portability.State
 	if v.Manifest != nil {
-		st, err = portability.Open(portability.Package{Files: f.files, Log: f.log}, trusted)
-		if err != nil {
-			mismatches = append(mismatches, err.Error())
-		}
-		if st != nil {
-			for _, line := range bytes.SplitAfter(f.log, []byte("\n")) {
-				if len(line) > 0 {
-					if p := schemaProblems("event", pack.EventLogName, line); p != nil {
-						mismatches = append(mismatches, p...)
-						break
-					}
-				}
-			}
-			if len(trusted) > 0 {
-				mismatches = append(mismatches, st.Problems...)
-			}
-			if !st.Acceptable() {
-				mismatches = append(mismatches, "the package is "+st.ShownState()+": it is not acceptable for use")
-			}
-		}
+		var probs []string
+		st, probs = replayLog(f, trusted)
+		mismatches = append(mismatches, probs...)
 	}
 	var rb *reportResult
-	if *report != "" && v.Manifest != nil {
-		if rb, err = checkReport(*report, *reportKey, st, v.Manifest, f.files); err != nil {
+	if c.report != "" && v.Manifest != nil {
+		if rb, err = checkReport(c.report, c.reportKey, st, v.Manifest, f.files); err != nil {
 			fmt.Fprintln(stderr, "pack verify:", err)
 			return 2
 		}
@@ -230,6 +193,79 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// keys are the operator's key (--key, nil when not given) and the keys trusted for the event
+// log: the operator's and every --event-key.
+func (c *verifyFlags) keys() (ed25519.PublicKey, []ed25519.PublicKey, error) {
+	var pub ed25519.PublicKey
+	var trusted []ed25519.PublicKey
+	if c.key != "" {
+		var err error
+		if pub, err = sign.ReadPublicKey(c.key); err != nil {
+			return nil, nil, err
+		}
+		trusted = append(trusted, pub)
+	}
+	for _, k := range c.eventKeys {
+		p, err := sign.ReadPublicKey(k)
+		if err != nil {
+			return nil, nil, err
+		}
+		trusted = append(trusted, p)
+	}
+	return pub, trusted, nil
+}
+
+// folderProblems are what the folder's shape and the published schemas say before the package
+// is verified: stray entries, the bag's own checks (a bagged folder), and the schema of the
+// manifest, the signature and the record index.
+func folderProblems(dir string, f *folder) ([]string, error) {
+	mismatches := append([]string{}, f.odd...)
+	if f.bag {
+		all, err := readBag(dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range bagit.Validate(all) {
+			mismatches = append(mismatches, "bag: "+p)
+		}
+	}
+	for _, m := range []struct{ schema, file string }{{"manifest", mpp.ManifestName}, {"signature", mpp.SignatureName}, {"records", mpp.RecordIndexName}} {
+		if b, ok := f.files[m.file]; ok {
+			mismatches = append(mismatches, schemaProblems(m.schema, m.file, b)...)
+		}
+	}
+	return mismatches, nil
+}
+
+// replayLog replays the folder's event log with the trusted keys: the state (nil when the log
+// cannot be read) and the log's problems (its events' schema, untrusted events when keys were
+// given, a state not acceptable for use).
+func replayLog(f *folder, trusted []ed25519.PublicKey) (*portability.State, []string) {
+	var problems []string
+	st, err := portability.Open(portability.Package{Files: f.files, Log: f.log}, trusted)
+	if err != nil {
+		problems = append(problems, err.Error())
+	}
+	if st == nil {
+		return nil, problems
+	}
+	for _, line := range bytes.SplitAfter(f.log, []byte("\n")) {
+		if len(line) > 0 {
+			if p := schemaProblems("event", mpp.EventLogName, line); p != nil {
+				problems = append(problems, p...)
+				break
+			}
+		}
+	}
+	if len(trusted) > 0 {
+		problems = append(problems, st.Problems...)
+	}
+	if !st.Acceptable() {
+		problems = append(problems, "the package is "+st.ShownState()+": it is not acceptable for use")
+	}
+	return st, problems
+}
+
 // reportResult is what verification could say about a report.
 type reportResult struct {
 	verified   bool
@@ -239,7 +275,7 @@ type reportResult struct {
 	problems   []string
 }
 
-func checkReport(path, keyPath string, st *portability.State, m *pack.PackageManifest, files map[string][]byte) (*reportResult, error) {
+func checkReport(path, keyPath string, st *portability.State, m *mpp.Manifest, files map[string][]byte) (*reportResult, error) {
 	rb, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, errors.Unwrap(err))
@@ -255,7 +291,7 @@ func checkReport(path, keyPath string, st *portability.State, m *pack.PackageMan
 	} else {
 		r.verified, r.keyID = true, blk.KeyID
 	}
-	rc := pack.CheckReport(m, rb, "")
+	rc := mpp.CheckReport(m, rb, "")
 	if len(rc.Mismatches) == 0 {
 		r.consistent = rc.Part
 	}
@@ -275,7 +311,7 @@ func checkReport(path, keyPath string, st *portability.State, m *pack.PackageMan
 	return r, nil
 }
 
-func printVerification(w io.Writer, dir string, v *pack.Verification, st *portability.State, trusted bool, rb *reportResult, sources bool, mismatches []string) {
+func printVerification(w io.Writer, dir string, v *mpp.Verification, st *portability.State, trusted bool, rb *reportResult, sources bool, mismatches []string) {
 	if len(mismatches) == 0 {
 		fmt.Fprintf(w, "OK %s\n", dir)
 	} else {
@@ -295,9 +331,9 @@ func printVerification(w io.Writer, dir string, v *pack.Verification, st *portab
 		fmt.Fprintf(w, "  omissions    %d blocking, %d non-blocking\n", m.Totals.OmissionsBlocking, m.Totals.OmissionsNonBlocking)
 		fmt.Fprintf(w, "  revision     %s\n", v.Digest)
 		switch v.Signature {
-		case pack.SigVerified:
+		case mpp.SigVerified:
 			fmt.Fprintf(w, "  signature    Ed25519, %s, verified\n", v.SignedBy)
-		case pack.SigUnsigned:
+		case mpp.SigUnsigned:
 			fmt.Fprintln(w, "  signature    UNSIGNED (declared)")
 		default:
 			fmt.Fprintf(w, "  signature    NOT verified: %s\n", v.Signature)

@@ -1,5 +1,5 @@
 // Package srcimports lists what a package's own (non-test) Go files import, for the tests that
-// keep pack and pack/portability free of file-system, process and network access.
+// keep pack, pack/mpp and pack/portability free of file-system, process and network access.
 package srcimports
 
 import (
@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"testing"
 )
 
 // File is one non-test Go file and the import paths it names, in source order.
@@ -39,4 +40,36 @@ func Files(dir string) ([]File, error) {
 		out = append(out, file)
 	}
 	return out, nil
+}
+
+// Check fails t for every import of dir's own files that banned names, and when dir holds
+// fewer than five of them (a check that read nothing proves nothing).
+func Check(t testing.TB, dir string, banned func(path string) bool) {
+	t.Helper()
+	files, err := Files(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		for _, p := range f.Imports {
+			if banned(p) {
+				t.Errorf("%s imports %s", f.Name, p)
+			}
+		}
+	}
+	if len(files) < 5 {
+		t.Fatalf("only %d files checked", len(files))
+	}
+}
+
+// impure are the imports a pure package does without: file system, process, network, cgo.
+var impure = map[string]bool{"os": true, "os/exec": true, "io/fs": true, "io/ioutil": true, "C": true, "net": true, "net/http": true, "syscall": true, "unsafe": true}
+
+// Impure says whether path gives a package file-system, process or network access or cgo.
+func Impure(path string) bool { return impure[path] }
+
+// ImpureOrService says whether path is impure or part of the service (server/), which the
+// packages of pack never import.
+func ImpureOrService(path string) bool {
+	return impure[path] || strings.Contains(path, "scope-hygiene/server")
 }
