@@ -153,11 +153,11 @@ func (t Tripwires) RefundShare() float64 {
 // transaction as that ledger row (migration 0130_day0) and never moves it afterwards.
 type Day0 struct {
 	// At is the ledger row's timestamp.
-	At time.Time
+	At time.Time `json:"at"`
 	// PaymentTx is the settle's payment transaction id.
-	PaymentTx string
+	PaymentTx string `json:"payment_tx"`
 	// LedgerID is the ledger row's id.
-	LedgerID int64
+	LedgerID int64 `json:"ledger_id"`
 }
 
 // DayCounts are one UTC day's kill-line counts, as Tripwires counts them.
