@@ -162,6 +162,11 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 		}
 	}
 	m.RegisterTripwires(st, 30*24*time.Hour, 2*time.Second, time.Now)
+	if limits, err := killLineLimits(ps); err == nil {
+		m.RegisterKillLine(st, limits, 2*time.Second, time.Now, logger)
+	} else {
+		logger.Warn("kill-line gauges since Day-0 off", "error", err.Error())
+	}
 	srv, err := api.New(api.Config{Criteria: ps, Document: doc, Engine: engine.Engine{PS: ps}, Store: st,
 		Signer: signer, Payments: pay, PriceStatus: ps.Criteria().Price.Status, HouseToken: c.HouseToken, PublicBaseURL: c.PublicBaseURL, ProofKey: proofKey, ProofBudgetPerMinute: c.ProofBudget, Logger: logger, Metrics: m, TrustProxy: c.TrustProxy,
 		MaxInflightAudits: c.MaxInflightAudits, MaxInflightPrechecks: c.MaxInflightPrechecks, BodyBudgetBytes: int64(c.BodyBudgetMB) << 20,
