@@ -107,7 +107,7 @@ func TestTripwiresLamportsLost(t *testing.T) {
 	}
 	st.Close()
 	var out, errOut bytes.Buffer
-	if rc := ledgerTripwires(ctx, []string{"-store", dsn}, &out, &errOut); rc != 0 {
+	if rc := ledgerTripwires(ctx, []string{"-json", "-store", dsn}, &out, &errOut); rc != 0 {
 		t.Fatalf("tripwires: %d %s", rc, errOut.String())
 	}
 	if !strings.Contains(out.String(), `"lamports_lost_on_failed_transactions":{"lamports":10001,"transactions":2}`) {

@@ -32,11 +32,11 @@ func TestLedgerOperatorCommands(t *testing.T) {
 			now := time.Now().UTC()
 			day := store.Day(now)
 			yesterday := store.Day(now.AddDate(0, 0, -1))
-			rows := []store.LedgerEntry{
-				{PayerWallet: "payer-a", Timestamp: now, Day: day, PriceUSDCUnits: 50000, CAD: store.CADBlock{Pending: true},
-					PaymentTx: "tx-a", SolanaFeeLamports: ptr(int64(5000)), CriteriaVersion: "1.0.0", VerdictLine: "v", Op: store.OpAudit, UndeclaredClusters: ptr(0)},
+			rows := []store.LedgerEntry{ // in time order, as a ledger is written: yesterday's row is Day-0
 				{PayerWallet: "payer-b", Timestamp: now.AddDate(0, 0, -1), Day: yesterday, PriceUSDCUnits: 50000, CAD: store.CADBlock{Pending: true},
 					PaymentTx: "tx-b", SolanaFeeLamports: ptr(int64(5000)), CriteriaVersion: "1.0.0", VerdictLine: "v", Op: store.OpAudit},
+				{PayerWallet: "payer-a", Timestamp: now, Day: day, PriceUSDCUnits: 50000, CAD: store.CADBlock{Pending: true},
+					PaymentTx: "tx-a", SolanaFeeLamports: ptr(int64(5000)), CriteriaVersion: "1.0.0", VerdictLine: "v", Op: store.OpAudit, UndeclaredClusters: ptr(0)},
 			}
 			for _, r := range rows {
 				if _, err := st.AppendLedger(ctx, r); err != nil {
@@ -89,7 +89,7 @@ func TestLedgerOperatorCommands(t *testing.T) {
 			}
 
 			out.Reset()
-			if rc := ledgerTripwires(ctx, []string{"-store", dsn}, &out, &errOut); rc != 0 {
+			if rc := ledgerTripwires(ctx, []string{"-json", "-store", dsn}, &out, &errOut); rc != 0 {
 				t.Fatalf("tripwires exit %d: %s", rc, errOut.String())
 			}
 			if !bytes.Contains(out.Bytes(), []byte(`"refund_share":0.5`)) {

@@ -97,8 +97,8 @@ func printWire(w io.Writer, title string, wire *tripwire.Wire, heads []string, c
 	} else {
 		fmt.Fprintf(w, "%s: not tripped.\n", title)
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  window\tstart\tend\tpaid calls\t%s\t%s\t\n", heads[0], heads[1])
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  window\tstart\tend\tpaid calls\t%s\t%s\n", heads[0], heads[1])
 	named := map[string]*tripwire.Window{"since Day-0": wire.SinceDay0, "worst": wire.Worst, "first tripped": wire.FirstTripped, "trailing": &wire.Trailing}
 	for _, name := range rows {
 		v := named[name]
@@ -106,7 +106,7 @@ func printWire(w io.Writer, title string, wire *tripwire.Wire, heads []string, c
 			continue
 		}
 		c := cells(*v)
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\t%s\t\n", name, v.Start, v.End, v.PaidCalls, c[0], c[1])
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\t%s\n", name, v.Start, v.End, v.PaidCalls, c[0], c[1])
 	}
 	tw.Flush()
 }
