@@ -103,7 +103,7 @@ func TestLedgerTripwiresDay0FortyDaysAgo(t *testing.T) {
 			var r struct {
 				Day0    store.Day0 `json:"day0"`
 				Refunds struct {
-					Tripped      bool `json:"tripped"`
+					Tripped      bool                        `json:"tripped"`
 					FirstTripped struct{ Start, End string } `json:"first_tripped"`
 					Worst        struct {
 						RefundShare float64 `json:"refund_share"`

@@ -72,7 +72,9 @@ func refundFigure(w Window) (int64, int64) { return w.Refunds, w.PaidCalls }
 func freeFigure(w Window) (int64, int64)   { return w.FreeCalls, w.PaidCalls }
 
 // RefundsTrip reports whether w's refunds exceed the limit's share of its paid calls.
-func (l Limits) RefundsTrip(w Window) bool { return w.Refunds*100 > l.RefundsOverPercentOfPaid*w.PaidCalls }
+func (l Limits) RefundsTrip(w Window) bool {
+	return w.Refunds*100 > l.RefundsOverPercentOfPaid*w.PaidCalls
+}
 
 // FreeTrips reports whether w's free calls exceed the limit's multiple of its paid calls.
 func (l Limits) FreeTrips(w Window) bool { return w.FreeCalls > l.FreeOverTimesPaid*w.PaidCalls }
