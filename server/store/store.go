@@ -174,6 +174,26 @@ type DayCounts struct {
 	HouseCalls int64
 }
 
+// DayRows is the part of a result set ScanDays reads (database/sql's and pgx's rows both have it).
+type DayRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// ScanDays reads rows of (day, paid calls, refunds, house calls, free calls).
+func ScanDays(rows DayRows) ([]DayCounts, error) {
+	var out []DayCounts
+	for rows.Next() {
+		var d DayCounts
+		if err := rows.Scan(&d.Day, &d.PaidCalls, &d.Refunds, &d.HouseCalls, &d.FreeCalls); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
 // MergeDays joins per-day ledger counts and per-day free calls (each sorted by day) into one
 // list sorted by day.
 func MergeDays(ledger, free []DayCounts) []DayCounts {

@@ -54,13 +54,5 @@ func (s *Store) dayCounts(ctx context.Context, query string, args ...any) ([]sto
 		return nil, err
 	}
 	defer rows.Close()
-	var out []store.DayCounts
-	for rows.Next() {
-		var d store.DayCounts
-		if err := rows.Scan(&d.Day, &d.PaidCalls, &d.Refunds, &d.HouseCalls, &d.FreeCalls); err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+	return store.ScanDays(rows)
 }
