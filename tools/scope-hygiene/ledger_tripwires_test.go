@@ -226,3 +226,38 @@ func dayStart(t *testing.T, day string) int64 {
 	}
 	return d.Unix()
 }
+
+// TestKillLineBothStoresAgree: the same ledger in SQLite and in PostgreSQL gives the same report.
+func TestKillLineBothStoresAgree(t *testing.T) {
+	now := time.Now().UTC()
+	ps, err := rules.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits, err := killLineLimits(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reports []string
+	for _, name := range []string{"sqlite", "postgres"} {
+		ctx := context.Background()
+		st, err := openStore(ctx, ledgerBackends[name](t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		fortyDayLedger(t, st, now)
+		if _, err := st.TakeFree(ctx, "k", now, store.FreeLimits{PerDay: 5}); err != nil {
+			t.Fatal(err)
+		}
+		r, err := metrics.ReadKillLine(ctx, st, now, limits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(r)
+		reports = append(reports, string(b))
+	}
+	if reports[0] != reports[1] {
+		t.Fatalf("the stores disagree:\nsqlite   %s\npostgres %s", reports[0], reports[1])
+	}
+}

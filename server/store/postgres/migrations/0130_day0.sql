@@ -14,7 +14,9 @@ INSERT INTO day0 (id, ts, payment_tx, ledger_id)
     SELECT 1, ts, payment_tx, id FROM ledger
     WHERE op = 'audit' AND NOT house AND payment_tx IS NOT NULL
     ORDER BY ts, id LIMIT 1;
-CREATE OR REPLACE FUNCTION ledger_day0() RETURNS trigger LANGUAGE plpgsql AS $$
+-- SET search_path FROM CURRENT: the trigger writes the day0 table of the ledger's own schema,
+-- whatever the search_path of the session that inserts the row.
+CREATE OR REPLACE FUNCTION ledger_day0() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
     INSERT INTO day0 (id, ts, payment_tx, ledger_id) VALUES (1, NEW.ts, NEW.payment_tx, NEW.id)
         ON CONFLICT (id) DO NOTHING;
