@@ -35,6 +35,8 @@ type Criteria struct {
 	// are left out of the coverage block when the factor is NOT ASSESSABLE (R-54). Members are
 	// from CoverageFactMembers.
 	CoverageFacts map[string][]string `yaml:"coverage_facts" json:"coverage_facts,omitempty"`
+	// KillLineTripwires are the kill line's ledger tripwires as numbers (killline.go).
+	KillLineTripwires *KillLineTripwires `yaml:"kill_line_tripwires" json:"kill_line_tripwires,omitempty"`
 }
 
 // Header is how a criteria file of any kind opens: its identity, what it offers and its terms.

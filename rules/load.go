@@ -70,6 +70,7 @@ func (c *compiler) compile() *ProgramSet {
 	}
 	c.c = &crit
 	c.validate()
+	c.validateKillLine()
 	if len(c.probs.list) > 0 {
 		return nil
 	}

@@ -155,8 +155,8 @@ func (t *tripwires) Collect(ch chan<- prometheus.Metric) {
 	g(descHouse, float64(tw.HouseCalls))
 	ratio := FreePerPaid(tw)
 	g(descRatio, ratio)
-	g(descTripped, b2f(tw.RefundShare() > RefundShareLimit), "refunds_over_5pct_of_paid")
-	g(descTripped, b2f(ratio > FreeToPaidLimit), "free_over_10x_paid")
+	g(descTripped, b2f(tw.RefundShare() > RefundShareLimit), WireRefunds)
+	g(descTripped, b2f(ratio > FreeToPaidLimit), WireFree)
 }
 
 // FreePerPaid is free calls per paid call: 0 with neither, +Inf with free calls only.

@@ -36,6 +36,11 @@ type Store interface {
 	MarkRefund(ctx context.Context, id int64) error
 	// Tripwires returns the kill-line figures over the window [now-window, now].
 	Tripwires(ctx context.Context, now time.Time, window time.Duration) (Tripwires, error)
+	// Day0 returns Day-0, the first outside paid settle; ok is false before it.
+	Day0(ctx context.Context) (d Day0, ok bool, err error)
+	// TripwireDays returns the kill-line counts of each UTC day from fromDay to toDay
+	// (YYYY-MM-DD, both included) that has any, oldest first.
+	TripwireDays(ctx context.Context, fromDay, toDay string) ([]DayCounts, error)
 	// LedgerColumns lists the ledger table's columns as the database reports them (for the
 	// closed-field-list test and the ledger subcommand's self-check).
 	LedgerColumns(ctx context.Context) ([]string, error)
@@ -142,6 +147,76 @@ func (t Tripwires) RefundShare() float64 {
 		return 0
 	}
 	return float64(t.Refunds) / float64(t.PaidCalls)
+}
+
+// Day0 is the criteria kill line's Day-0: the first outside paid settle, a ledger row of op
+// audit that is not a house row (house audits, and payments on any network but mainnet, are
+// booked as house rows) and carries its payment transaction. Each backend records it in the same
+// transaction as that ledger row (migration 0130_day0) and never moves it afterwards.
+type Day0 struct {
+	// At is the ledger row's timestamp.
+	At time.Time `json:"at"`
+	// PaymentTx is the settle's payment transaction id.
+	PaymentTx string `json:"payment_tx"`
+	// LedgerID is the ledger row's id.
+	LedgerID int64 `json:"ledger_id"`
+}
+
+// DayCounts are one UTC day's kill-line counts, as Tripwires counts them.
+type DayCounts struct {
+	// Day is the UTC day, YYYY-MM-DD.
+	Day string
+	// PaidCalls counts ledger rows of op audit, not house, of the day.
+	PaidCalls int64
+	// Refunds counts those paid calls that were refunded.
+	Refunds int64
+	// FreeCalls counts free pre-check calls allowed on the day.
+	FreeCalls int64
+	// HouseCalls counts house audits of the day.
+	HouseCalls int64
+}
+
+// DayRows is the part of a result set ScanDays reads (database/sql's and pgx's rows both have it).
+type DayRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// ScanDays reads rows of (day, paid calls, refunds, house calls, free calls).
+func ScanDays(rows DayRows) ([]DayCounts, error) {
+	var out []DayCounts
+	for rows.Next() {
+		var d DayCounts
+		if err := rows.Scan(&d.Day, &d.PaidCalls, &d.Refunds, &d.HouseCalls, &d.FreeCalls); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// MergeDays joins per-day ledger counts and per-day free calls (each sorted by day) into one
+// list sorted by day.
+func MergeDays(ledger, free []DayCounts) []DayCounts {
+	out := make([]DayCounts, 0, len(ledger)+len(free))
+	i, j := 0, 0
+	for i < len(ledger) || j < len(free) {
+		switch {
+		case j == len(free) || (i < len(ledger) && ledger[i].Day < free[j].Day):
+			out = append(out, ledger[i])
+			i++
+		case i == len(ledger) || free[j].Day < ledger[i].Day:
+			out = append(out, free[j])
+			j++
+		default:
+			d := ledger[i]
+			d.FreeCalls = free[j].FreeCalls
+			out = append(out, d)
+			i, j = i+1, j+1
+		}
+	}
+	return out
 }
 
 // Day returns the UTC day string of t.

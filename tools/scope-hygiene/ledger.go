@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scopehygiene/scope-hygiene/server/metrics"
 	"github.com/scopehygiene/scope-hygiene/server/store"
 )
 
@@ -114,7 +113,8 @@ func ledger(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	storeFlag(fs, &spec)
 	after := fs.Int64("after", 0, "print rows with id greater than this")
 	limit := fs.Int("limit", 1000, "print at most this many rows")
-	trip := fs.Bool("tripwires", false, "print the kill-line tripwire figures over the trailing 30 days instead")
+	trip := fs.Bool("tripwires", false, "print the kill line's tripwires since Day-0 instead (every window, the worst, the first tripped, the trailing one)")
+	asJSON := fs.Bool("json", false, "with -tripwires: one JSON object instead of words and tables")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -125,24 +125,11 @@ func ledger(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer st.Close()
+	if *trip {
+		return runKillLine(ctx, st, 0, *asJSON, stdout, stderr)
+	}
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
-	if *trip {
-		tw, err := st.Tripwires(ctx, time.Now(), 30*24*time.Hour)
-		if err != nil {
-			fmt.Fprintln(stderr, "ledger:", err)
-			return 1
-		}
-		ratio := metrics.FreePerPaid(tw)
-		out := map[string]any{"window_days": 30, "paid_calls": tw.PaidCalls, "refunds": tw.Refunds, "refund_share": tw.RefundShare(),
-			"free_calls": tw.FreeCalls, "house_calls": tw.HouseCalls,
-			"refunds_over_5pct_of_paid": tw.RefundShare() > metrics.RefundShareLimit,
-			"free_over_10x_paid":        ratio > metrics.FreeToPaidLimit}
-		if err := enc.Encode(out); err != nil {
-			return 1
-		}
-		return 0
-	}
 	rows, err := st.ListLedger(ctx, *after, *limit)
 	if err != nil {
 		fmt.Fprintln(stderr, "ledger:", err)

@@ -7,11 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"time"
 
 	"github.com/scopehygiene/scope-hygiene/rules"
-	"github.com/scopehygiene/scope-hygiene/server/metrics"
 	"github.com/scopehygiene/scope-hygiene/server/store"
 	"github.com/scopehygiene/scope-hygiene/server/x402"
 )
@@ -20,7 +18,7 @@ import (
 //
 //	ledger reconcile-cad -rates <csv>   fill the CAD block of cad_pending rows whose day now has a rate
 //	ledger refund (-id N | -tx SIG)     record a refund on one paid row
-//	ledger tripwires [-window-days 30]  refunds as a share of paid calls over every window, free vs paid
+//	ledger tripwires [-json]            the kill line's tripwires since Day-0 (as ledger -tripwires)
 //	ledger pending [-json]              settled payments not delivered yet (resume or refund them)
 var ledgerSubcommands = map[string]func(context.Context, []string, io.Writer, io.Writer) int{
 	"reconcile-cad": ledgerReconcileCAD,
@@ -277,91 +275,21 @@ func ledgerRefund(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	return 0
 }
 
-// windowFigures is one window's tripwire figures.
-type windowFigures struct {
-	End         string  `json:"window_end"`
-	PaidCalls   int64   `json:"paid_calls"`
-	Refunds     int64   `json:"refunds"`
-	RefundShare float64 `json:"refund_share"`
-	FreeCalls   int64   `json:"free_calls"`
-	FreePerPaid float64 `json:"free_per_paid"`
-}
-
-func figures(end time.Time, tw store.Tripwires) windowFigures {
-	r := metrics.FreePerPaid(tw)
-	if math.IsInf(r, 1) {
-		r = -1 // free calls with no paid call: printed as -1 (unbounded)
-	}
-	return windowFigures{End: store.Day(end), PaidCalls: tw.PaidCalls, Refunds: tw.Refunds, RefundShare: tw.RefundShare(),
-		FreeCalls: tw.FreeCalls, FreePerPaid: r}
-}
-
+// ledgerTripwires is `ledger tripwires`: the same report as `ledger -tripwires`, with the window
+// length replaceable.
 func ledgerTripwires(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ledger tripwires", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var spec string
 	storeFlag(fs, &spec)
-	days := fs.Int("window-days", 30, "window length in days")
+	days := fs.Int("window-days", 0, "window length in days (default the criteria's kill_line_tripwires.window_days)")
+	asJSON := fs.Bool("json", false, "one JSON object instead of words and tables")
 	st, rc := openLedgerStore(ctx, fs, &spec, args, stderr)
 	if st == nil {
 		return rc
 	}
 	defer st.Close()
-	window := time.Duration(*days) * 24 * time.Hour
-	rows, err := allLedger(ctx, st)
-	if err != nil {
-		fmt.Fprintln(stderr, "ledger tripwires:", err)
-		return 1
-	}
-	now := time.Now().UTC()
-	// Every window ending on a day from the first ledger day to today (each ends at 23:59:59.999).
-	start := now
-	for _, e := range rows {
-		if e.Timestamp.Before(start) {
-			start = e.Timestamp
-		}
-	}
-	var worstRefund, worstFree *windowFigures
-	var trailing windowFigures
-	for d := time.Date(start.Year(), start.Month(), start.Day(), 0, 0, 0, 0, time.UTC); !d.After(now); d = d.AddDate(0, 0, 1) {
-		end := d.Add(24*time.Hour - time.Millisecond)
-		if end.After(now) {
-			end = now
-		}
-		tw, err := st.Tripwires(ctx, end, window)
-		if err != nil {
-			fmt.Fprintln(stderr, "ledger tripwires:", err)
-			return 1
-		}
-		f := figures(end, tw)
-		trailing = f
-		if worstRefund == nil || f.RefundShare > worstRefund.RefundShare {
-			c := f
-			worstRefund = &c
-		}
-		if worstFree == nil || f.FreePerPaid < 0 || (worstFree.FreePerPaid >= 0 && f.FreePerPaid > worstFree.FreePerPaid) {
-			c := f
-			worstFree = &c
-		}
-	}
-	out := map[string]any{
-		"window_days": *days, "trailing": trailing,
-		"worst_refund_window": worstRefund, "worst_free_window": worstFree,
-		"refunds_over_5pct_of_paid_in_any_window": worstRefund != nil && worstRefund.RefundShare > metrics.RefundShareLimit,
-		"free_over_10x_paid_in_any_window":        worstFree != nil && (worstFree.FreePerPaid < 0 || worstFree.FreePerPaid > metrics.FreeToPaidLimit),
-	}
-	if lost, n, err := failedFees(ctx, st); err != nil {
-		fmt.Fprintln(stderr, "ledger tripwires:", err)
-		return 1
-	} else if lost >= 0 {
-		out["lamports_lost_on_failed_transactions"] = map[string]int64{"lamports": lost, "transactions": n}
-	}
-	enc := json.NewEncoder(stdout)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(out); err != nil {
-		return 1
-	}
-	return 0
+	return runKillLine(ctx, st, *days, *asJSON, stdout, stderr)
 }
 
 // failedFees sums the fees our fee payer paid for mainnet payment transactions that landed with

@@ -24,8 +24,8 @@ const usage = `usage: scope-hygiene <command> [flags]
 commands:
   serve    run the HTTP service (flags and SCOPE_HYGIENE_* env vars: scope-hygiene serve -h)
   verify   verify a saved signed result offline: scope-hygiene verify -key <criteria.json|key.pem> <result.json>
-  ledger   print the ledger as JSON lines, or the tripwire figures: scope-hygiene ledger [-tripwires]
-           ledger reconcile-cad -rates <csv> | ledger refund (-id N | -tx SIG) | ledger tripwires [-window-days 30]
+  ledger   print the ledger as JSON lines, or the kill line's tripwires since Day-0: scope-hygiene ledger [-tripwires [-json]]
+           ledger reconcile-cad -rates <csv> | ledger refund (-id N | -tx SIG) | ledger tripwires [-json] [-window-days 30]
   client   a caller: scope-hygiene client precheck FILE | client audit FILE -wallet KEY.json (client -h);
            a mutation log goes to the rule set served for its format (GET /criteria/index)
   dev-chain  a local Solana (LiteSVM) with a funded payer, and serve paid on it (scripts/dev-chain.sh)

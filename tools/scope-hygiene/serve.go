@@ -97,7 +97,7 @@ func runServer(ctx context.Context, c config, logger *slog.Logger, ready chan<- 
 	if sw, ok := st.(store.Sweeper); ok {
 		go sweep(ctx, sw, crit.ps, logger)
 	}
-	m := newMetrics(c, pay, st)
+	m := newMetrics(c, logger, crit, pay, st)
 	srv, err := api.New(apiConfig(c, logger, crit, st, signer, pay, proofKey, m))
 	if err != nil {
 		return err
@@ -201,7 +201,7 @@ func settlerOf(pay api.Payments) *x402.Settler {
 
 // newMetrics is the service's metrics: the API's, the settler's fee losses and pause, and the
 // Day-0 tripwires over the store.
-func newMetrics(c config, pay api.Payments, st store.Store) *metrics.Metrics {
+func newMetrics(c config, logger *slog.Logger, crit servedCriteria, pay api.Payments, st store.Store) *metrics.Metrics {
 	m := metrics.New()
 	if s := settlerOf(pay); s != nil {
 		lost := prometheus.NewCounter(prometheus.CounterOpts{Name: "scope_hygiene_x402_failed_fee_lamports_total",
@@ -223,6 +223,11 @@ func newMetrics(c config, pay api.Payments, st store.Store) *metrics.Metrics {
 		}
 	}
 	m.RegisterTripwires(st, 30*24*time.Hour, 2*time.Second, time.Now)
+	if limits, err := killLineLimits(crit.ps); err == nil {
+		m.RegisterKillLine(st, limits, 2*time.Second, time.Now, logger)
+	} else {
+		logger.Warn("kill-line gauges since Day-0 off", "error", err.Error())
+	}
 	return m
 }
 
