@@ -18,6 +18,7 @@ import (
 	"github.com/scopehygiene/scope-hygiene/server/api"
 	"github.com/scopehygiene/scope-hygiene/server/engine"
 	"github.com/scopehygiene/scope-hygiene/server/metrics"
+	"github.com/scopehygiene/scope-hygiene/server/metrics/tripwire"
 	"github.com/scopehygiene/scope-hygiene/server/sign"
 	"github.com/scopehygiene/scope-hygiene/server/siwx"
 	"github.com/scopehygiene/scope-hygiene/server/store"
@@ -120,7 +121,11 @@ func newHarness(t *testing.T, st store.Store, edit ...func(*api.Config)) *harnes
 		PriceStatus: ps.Criteria().Price.Status, HouseToken: houseToken,
 		Logger: slog.New(slog.NewJSONHandler(h.logs, nil)), Metrics: metrics.New(), Now: h.clock.Now,
 		ProofKey: bytes.Repeat([]byte{5}, 32)}
-	cfg.Metrics.RegisterTripwires(st, 30*24*time.Hour, time.Second, h.clock.Now)
+	killLine, ok := ps.KillLine()
+	if !ok {
+		t.Fatal("the embedded criteria carry no kill_line_tripwires block")
+	}
+	cfg.Metrics.RegisterTripwires(st, tripwire.Limits(killLine), time.Second, h.clock.Now)
 	for _, f := range edit {
 		f(&cfg)
 	}

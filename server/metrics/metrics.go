@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/scopehygiene/scope-hygiene/server/metrics/tripwire"
 	"github.com/scopehygiene/scope-hygiene/server/store"
 )
 
@@ -99,21 +100,17 @@ type TripwireSource interface {
 	Tripwires(ctx context.Context, now time.Time, window time.Duration) (store.Tripwires, error)
 }
 
-// Kill-line thresholds (criteria kill_line tripwires 1 and 2).
-const (
-	// RefundShareLimit: refunds above 5% of paid calls in any 30-day window.
-	RefundShareLimit = 0.05
-	// FreeToPaidLimit: free use above 10x paid use.
-	FreeToPaidLimit = 10
-)
-
-// RegisterTripwires adds gauges computed from src at scrape time over the trailing window.
-func (m *Metrics) RegisterTripwires(src TripwireSource, window, timeout time.Duration, now func() time.Time) {
-	m.reg.MustRegister(&tripwires{src: src, window: window, timeout: timeout, now: now})
+// RegisterTripwires adds gauges computed from src at scrape time over the trailing window. The
+// window's length and the limits that trip each wire are the criteria's kill line (limits), not
+// numbers of this package: a revision of the kill line is a data change.
+func (m *Metrics) RegisterTripwires(src TripwireSource, limits tripwire.Limits, timeout time.Duration, now func() time.Time) {
+	window := time.Duration(limits.WindowDays) * 24 * time.Hour
+	m.reg.MustRegister(&tripwires{src: src, limits: limits, window: window, timeout: timeout, now: now})
 }
 
 type tripwires struct {
 	src     TripwireSource
+	limits  tripwire.Limits
 	window  time.Duration
 	timeout time.Duration
 	now     func() time.Time
@@ -155,8 +152,11 @@ func (t *tripwires) Collect(ch chan<- prometheus.Metric) {
 	g(descHouse, float64(tw.HouseCalls))
 	ratio := FreePerPaid(tw)
 	g(descRatio, ratio)
-	g(descTripped, b2f(tw.RefundShare() > RefundShareLimit), WireRefunds)
-	g(descTripped, b2f(ratio > FreeToPaidLimit), WireFree)
+	w := tripwire.Window{PaidCalls: tw.PaidCalls, Refunds: tw.Refunds, FreeCalls: tw.FreeCalls}
+	// Without a paid call there is no share to exceed (the gauge above reads 0), so the refund
+	// wire holds only over paid calls; free use with none paid trips the free wire (+Inf).
+	g(descTripped, b2f(tw.PaidCalls > 0 && t.limits.RefundsTrip(w)), WireRefunds)
+	g(descTripped, b2f(t.limits.FreeTrips(w)), WireFree)
 }
 
 // FreePerPaid is free calls per paid call: 0 with neither, +Inf with free calls only.

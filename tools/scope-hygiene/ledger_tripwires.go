@@ -21,7 +21,7 @@ func killLineLimits(ps *rules.ProgramSet) (tripwire.Limits, error) {
 	if !ok {
 		return tripwire.Limits{}, errors.New("the criteria carry no kill_line_tripwires block")
 	}
-	return tripwire.Limits{WindowDays: k.WindowDays, RefundsOverPercentOfPaid: k.RefundsOverPercentOfPaid, FreeOverTimesPaid: k.FreeOverTimesPaid}, nil
+	return tripwire.Limits(k), nil
 }
 
 // killLineReport is `ledger -tripwires -json`: the report, and the lamports our fee payer lost on

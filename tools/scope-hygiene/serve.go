@@ -222,11 +222,11 @@ func newMetrics(c config, logger *slog.Logger, crit servedCriteria, pay api.Paym
 			}
 		}
 	}
-	m.RegisterTripwires(st, 30*24*time.Hour, 2*time.Second, time.Now)
 	if limits, err := killLineLimits(crit.ps); err == nil {
+		m.RegisterTripwires(st, limits, 2*time.Second, time.Now)
 		m.RegisterKillLine(st, limits, 2*time.Second, time.Now, logger)
 	} else {
-		logger.Warn("kill-line gauges since Day-0 off", "error", err.Error())
+		logger.Warn("kill-line tripwire gauges off", "error", err.Error())
 	}
 	return m
 }
