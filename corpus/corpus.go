@@ -18,26 +18,19 @@ import (
 	"sync"
 
 	"github.com/gowebpki/jcs"
+
+	"github.com/scopehygiene/scope-hygiene/gen"
+	"github.com/scopehygiene/scope-hygiene/gen/forget"
 )
 
-// Index is corpus/index.json.
-type Index struct {
-	ID               string   `json:"id"`
-	CriteriaID       string   `json:"criteria_id"`
-	CriteriaRevision string   `json:"criteria_revision"`
-	Cases            []string `json:"cases"`
-	SHA256           string   `json:"sha256"`
-}
+// Index is corpus/index.json, in the oracle's own type.
+type Index = gen.Index
 
-// Case is one corpus case (docs/contract.md).
+// Case is one corpus case (docs/contract.md): the case file in v1's case format with its
+// expected members kept raw, which is the oracle's own forget.Case, and the bytes it was read from.
 type Case struct {
-	Name       string          `json:"name"`
-	Provenance string          `json:"provenance"`
-	Rules      []string        `json:"rules"`
-	Body       json.RawMessage `json:"body,omitempty"`
-	BodyBase64 string          `json:"body_base64,omitempty"`
-	Expected   json.RawMessage `json:"expected"`
-	raw        []byte
+	forget.Case
+	raw []byte
 }
 
 // Corpus is a loaded corpus.

@@ -24,23 +24,9 @@ func NewCoverageOf(ms *rules.MutLogSet) *Coverage { return newCoverage(ms) }
 // OutcomeMutLog runs the mutation-log engine on one body and returns what a case expects:
 // {"refusal": {...}} or {"precheck": {...}, "audit": {...}} with verdict_prefix in the audit.
 func OutcomeMutLog(ms *rules.MutLogSet, body []byte, obs rules.Observer) (map[string]any, error) {
-	pre, ref, err := mutlog.PrecheckWith(ms, body, checkTime, mutlog.Options{Observer: obs})
-	if err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
-	}
-	if ref != nil {
-		return map[string]any{"refusal": generic(ref)}, nil
-	}
-	rep, ref, err := mutlog.AuditWith(ms, body, checkTime, mutlog.Options{Observer: obs})
-	if err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
-	}
-	if ref != nil {
-		return nil, fmt.Errorf("engine: audit refused (%s) what the pre-check accepted", ref.Rule)
-	}
-	a := generic(rep)
-	a["verdict_prefix"] = strings.TrimSuffix(rep.VerdictLine, " — "+rep.CheckEnd)
-	return map[string]any{"precheck": generic(pre), "audit": a}, nil
+	return outcome(ms, body, mutlog.Options{Observer: obs}, mutlog.PrecheckWith, mutlog.AuditWith,
+		func(r *mutlog.Refusal) string { return r.Rule },
+		func(r *mutlog.Report) string { return strings.TrimSuffix(r.VerdictLine, " — "+r.CheckEnd) })
 }
 
 // RunCaseMutLog runs one case through the mutation-log engine and compares every expected field.

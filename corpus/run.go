@@ -144,22 +144,34 @@ func Compare(want, got map[string]any) []Diff {
 // Outcome runs the engine on one body and returns what a case expects, as generic JSON:
 // {"refusal": {...}} or {"precheck": {...}, "audit": {...}} with verdict_prefix in the audit.
 func Outcome(ps *rules.ProgramSet, body []byte, obs rules.Observer) (map[string]any, error) {
-	pre, ref, err := evaluator.PrecheckWith(ps, body, checkTime, evaluator.Options{Observer: obs})
+	return outcome(ps, body, evaluator.Options{Observer: obs}, evaluator.PrecheckWith, evaluator.AuditWith,
+		func(r *evaluator.Refusal) string { return r.Rule },
+		func(r *evaluator.Report) string { return strings.TrimSuffix(r.VerdictLine, " — "+r.CheckEnd) })
+}
+
+// outcome is Outcome for either engine: precheck and audit run it on set and body with opts at
+// checkTime, rule names the rule a refusal cites and prefix is a report's verdict line without
+// its check end.
+func outcome[Set, Opts, Pre, Ref, Rep any](set Set, body []byte, opts Opts,
+	precheck func(Set, []byte, time.Time, Opts) (*Pre, *Ref, error),
+	audit func(Set, []byte, time.Time, Opts) (*Rep, *Ref, error),
+	rule func(*Ref) string, prefix func(*Rep) string) (map[string]any, error) {
+	pre, ref, err := precheck(set, body, checkTime, opts)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	if ref != nil {
 		return map[string]any{"refusal": generic(ref)}, nil
 	}
-	rep, ref, err := evaluator.AuditWith(ps, body, checkTime, evaluator.Options{Observer: obs})
+	rep, ref, err := audit(set, body, checkTime, opts)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	if ref != nil {
-		return nil, fmt.Errorf("engine: audit refused (%s) what the pre-check accepted", ref.Rule)
+		return nil, fmt.Errorf("engine: audit refused (%s) what the pre-check accepted", rule(ref))
 	}
 	a := generic(rep)
-	a["verdict_prefix"] = strings.TrimSuffix(rep.VerdictLine, " — "+rep.CheckEnd)
+	a["verdict_prefix"] = prefix(rep)
 	return map[string]any{"precheck": generic(pre), "audit": a}, nil
 }
 

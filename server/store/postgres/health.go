@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/scopehygiene/scope-hygiene/server/store"
 )
@@ -11,17 +10,7 @@ var _ store.Checker = (*Store)(nil)
 
 // Ready implements store.Checker.
 func (s *Store) Ready(ctx context.Context) error {
-	ms, err := store.Migrations(migrations, "migrations")
-	if err != nil {
-		return fmt.Errorf("postgres: %w", err)
-	}
-	return store.CheckSchema(ctx, "postgres", store.MigrationVersion(ms), s.schemaVersion, s.migrate)
-}
-
-func (s *Store) schemaVersion(ctx context.Context) (int, error) {
-	var v int
-	if err := s.pool.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
-		return 0, fmt.Errorf("postgres: read schema version: %w", err)
-	}
-	return v, nil
+	return store.Ready(ctx, "postgres", migrations, func(ctx context.Context, query string, v *int) error {
+		return s.pool.QueryRow(ctx, query).Scan(v)
+	}, s.migrate)
 }

@@ -317,16 +317,8 @@ func (s *Store) Tables(ctx context.Context) ([]string, error) {
 
 // DumpTable implements store.Store.
 func (s *Store) DumpTable(ctx context.Context, table string) ([]string, error) {
-	tables, err := s.Tables(ctx)
-	if err != nil {
+	if err := store.HasTable(ctx, s.Tables, table); err != nil {
 		return nil, err
-	}
-	found := false
-	for _, t := range tables {
-		found = found || t == table
-	}
-	if !found {
-		return nil, store.ErrNotFound
 	}
 	rows, err := s.strings(ctx, `SELECT row_to_json(t)::text FROM `+pgx.Identifier{table}.Sanitize()+` t`)
 	if err != nil {

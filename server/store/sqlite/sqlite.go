@@ -323,16 +323,8 @@ func (s *Store) Tables(ctx context.Context) ([]string, error) {
 
 // DumpTable implements store.Store.
 func (s *Store) DumpTable(ctx context.Context, table string) ([]string, error) {
-	tables, err := s.Tables(ctx)
-	if err != nil {
+	if err := store.HasTable(ctx, s.Tables, table); err != nil {
 		return nil, err
-	}
-	found := false
-	for _, t := range tables {
-		found = found || t == table
-	}
-	if !found {
-		return nil, store.ErrNotFound
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT * FROM "`+table+`"`)
 	if err != nil {
