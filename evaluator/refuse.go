@@ -1,11 +1,11 @@
 package evaluator
 
 import (
-	"net/http"
 	"strings"
 	"sync"
 
 	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
+	"github.com/scopehygiene/scope-hygiene/evaluator/internal/refusal"
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
@@ -22,30 +22,23 @@ type Refusal struct {
 }
 
 // BodyBytesCap is the rule id of a body over the byte cap, checked before parsing.
-const BodyBytesCap = "body_bytes_cap"
+const BodyBytesCap = refusal.BodyBytesCap
 
 // HTTPStatus is 413 for the body cap and 400 for every other refusal.
-func (r *Refusal) HTTPStatus() int {
-	if r.Rule == BodyBytesCap {
-		return http.StatusRequestEntityTooLarge
-	}
-	return http.StatusBadRequest
-}
+func (r *Refusal) HTTPStatus() int { return refusal.HTTPStatus(r.Rule) }
 
 // Error makes a refusal usable as an error; it holds only the rule id.
-func (r *Refusal) Error() string { return "refused: " + r.Rule }
+func (r *Refusal) Error() string { return refusal.Error(r.Rule) }
 
-func refusal(rule string) *Refusal { return &Refusal{Kind: "refusal", Rule: rule} }
+func newRefusal(rule string) *Refusal { return &Refusal{Kind: refusal.Kind, Rule: rule} }
 
 func intp(n int) *int { return &n }
 
 // CheckBodySize refuses a body over the cap before anything reads it. A server calls it
 // with the number of bytes it read (at most cap+1) or the declared Content-Length.
 func CheckBodySize(ps *rules.ProgramSet, n int) *Refusal {
-	if limit := ps.Criteria().Caps.BodyBytes; n > limit {
-		r := refusal(BodyBytesCap)
-		r.Cap, r.Observed = intp(limit), intp(n)
-		return r
+	if capp, observed, over := refusal.OverCap(ps.Criteria().Caps.BodyBytes, n); over {
+		return &Refusal{Kind: refusal.Kind, Rule: BodyBytesCap, Cap: capp, Observed: observed}
 	}
 	return nil
 }
@@ -191,7 +184,7 @@ func validate(ps *rules.ProgramSet, top *jsontree.Value) *Refusal {
 		if !failed {
 			continue
 		}
-		r := refusal(code)
+		r := newRefusal(code)
 		if idx >= 0 {
 			r.RecordIndex = intp(idx)
 		}

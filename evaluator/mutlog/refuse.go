@@ -1,10 +1,10 @@
 package mutlog
 
 import (
-	"net/http"
 	"strconv"
 
 	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
+	"github.com/scopehygiene/scope-hygiene/evaluator/internal/refusal"
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
@@ -21,29 +21,22 @@ type Refusal struct {
 }
 
 // BodyBytesCap is the rule id of a body over the byte cap, checked before parsing (FE-R-2).
-const BodyBytesCap = "body_bytes_cap"
+const BodyBytesCap = refusal.BodyBytesCap
 
 // HTTPStatus is 413 for the body cap and 400 for every other refusal.
-func (r *Refusal) HTTPStatus() int {
-	if r.Rule == BodyBytesCap {
-		return http.StatusRequestEntityTooLarge
-	}
-	return http.StatusBadRequest
-}
+func (r *Refusal) HTTPStatus() int { return refusal.HTTPStatus(r.Rule) }
 
 // Error makes a refusal usable as an error; it holds only the rule id.
-func (r *Refusal) Error() string { return "refused: " + r.Rule }
+func (r *Refusal) Error() string { return refusal.Error(r.Rule) }
 
-func refusal(rule string) *Refusal { return &Refusal{Kind: "refusal", Rule: rule} }
+func newRefusal(rule string) *Refusal { return &Refusal{Kind: refusal.Kind, Rule: rule} }
 
 func intp(n int) *int { return &n }
 
 // CheckBodySize refuses a body over the cap before anything reads it (FE-R-2).
 func CheckBodySize(ms *rules.MutLogSet, n int) *Refusal {
-	if limit := ms.Criteria().Caps.BodyBytes; n > limit {
-		r := refusal(BodyBytesCap)
-		r.Cap, r.Observed = intp(limit), intp(n)
-		return r
+	if capp, observed, over := refusal.OverCap(ms.Criteria().Caps.BodyBytes, n); over {
+		return &Refusal{Kind: refusal.Kind, Rule: BodyBytesCap, Cap: capp, Observed: observed}
 	}
 	return nil
 }
@@ -367,7 +360,7 @@ func validate(ms *rules.MutLogSet, top *jsontree.Value) *Refusal {
 	v := newView(ms, top)
 	for _, code := range ms.Criteria().Refusals {
 		if code == "export_required" && top.Kind() != jsontree.Object {
-			return refusal(code)
+			return newRefusal(code)
 		}
 		if top.Kind() != jsontree.Object {
 			continue
@@ -376,7 +369,7 @@ func validate(ms *rules.MutLogSet, top *jsontree.Value) *Refusal {
 		if !failed {
 			continue
 		}
-		r := refusal(code)
+		r := newRefusal(code)
 		if capOf, ok := capRules[code]; ok {
 			caps := ms.Criteria().Caps
 			r.Cap, r.Observed = intp(capOf(&caps)), intp(observed)
