@@ -12,33 +12,25 @@ import (
 // Refusal is a free refusal of a malformed or over-cap submission: a published rule id and numbers,
 // never any part of the export (R-1, R-2, R-46).
 type Refusal struct {
-	Kind string `json:"kind"`
-	Rule string `json:"rule"`
+	refusal.Head
 	// RecordIndex is the 0-based index of the first failing record, for record-level rules.
 	RecordIndex *int `json:"record_index,omitempty"`
-	// Cap and Observed are given for the two cap rules.
-	Cap      *int `json:"cap,omitempty"`
-	Observed *int `json:"observed,omitempty"`
+	// Caps are given for the cap rules.
+	refusal.Caps
 }
 
 // BodyBytesCap is the rule id of a body over the byte cap, checked before parsing (R-2).
 const BodyBytesCap = refusal.BodyBytesCap
 
-// HTTPStatus is 413 for the body cap and 400 for every other refusal (R-46).
-func (r *Refusal) HTTPStatus() int { return refusal.HTTPStatus(r.Rule) }
-
-// Error makes a refusal usable as an error; it holds only the rule id.
-func (r *Refusal) Error() string { return refusal.Error(r.Rule) }
-
-func newRefusal(rule string) *Refusal { return &Refusal{Kind: refusal.Kind, Rule: rule} }
+func newRefusal(rule string) *Refusal { return &Refusal{Head: refusal.NewHead(rule)} }
 
 func intp(n int) *int { return &n }
 
 // CheckBodySize refuses a body over the cap before anything reads it (R-2). A server calls it
 // with the number of bytes it read (at most cap+1) or the declared Content-Length.
 func CheckBodySize(ps *rules.ProgramSet, n int) *Refusal {
-	if capp, observed, over := refusal.OverCap(ps.Criteria().Caps.BodyBytes, n); over {
-		return &Refusal{Kind: refusal.Kind, Rule: BodyBytesCap, Cap: capp, Observed: observed}
+	if caps, over := refusal.OverCap(ps.Criteria().Caps.BodyBytes, n); over {
+		return &Refusal{Head: refusal.NewHead(BodyBytesCap), Caps: caps}
 	}
 	return nil
 }
