@@ -63,10 +63,7 @@ func (c *Coverage) canonical(w *jcsWriter) {
 		w.intMap(c.M3DeclaredAbsent)
 	}
 	w.int("manifest_ignored", c.ManifestIgnored)
-	if c.MarkedShare != nil {
-		w.key("marked_share")
-		c.MarkedShare.canonical(w)
-	}
+	w.rate("marked_share", c.MarkedShare)
 	w.int("non_string_scope_values", c.NonStringScopeValues)
 	w.int("not_live", c.NotLive)
 	w.key("scope_keys")
@@ -111,10 +108,7 @@ func (f *ScopePresence) canonical(w *jcsWriter) {
 	w.open('{')
 	w.intp("distinct_scopes", f.DistinctScopes)
 	w.intp("eligible", f.Eligible)
-	if f.Rate != nil {
-		w.key("rate")
-		f.Rate.canonical(w)
-	}
+	w.rate("rate", f.Rate)
 	w.strOmitEmpty("reason", f.Reason)
 	w.intp("scoped", f.Scoped)
 	w.str("status", f.Status)
@@ -124,10 +118,7 @@ func (f *ScopePresence) canonical(w *jcsWriter) {
 func (f *UnscopedRate) canonical(w *jcsWriter) {
 	w.open('{')
 	w.intp("eligible", f.Eligible)
-	if f.Rate != nil {
-		w.key("rate")
-		f.Rate.canonical(w)
-	}
+	w.rate("rate", f.Rate)
 	w.strOmitEmpty("reason", f.Reason)
 	w.str("status", f.Status)
 	w.intp("unscoped", f.Unscoped)
@@ -151,10 +142,7 @@ func (f *CrossScopeClusters) canonical(w *jcsWriter) {
 			w.close(']')
 		}
 	}
-	if f.MarkedShare != nil {
-		w.key("marked_share")
-		f.MarkedShare.canonical(w)
-	}
+	w.rate("marked_share", f.MarkedShare)
 	w.intp("marked_shared", f.MarkedShared)
 	w.strOmitEmpty("reason", f.Reason)
 	w.str("status", f.Status)
@@ -242,10 +230,7 @@ func (f *Duplicates) canonical(w *jcsWriter) {
 	}
 	w.intp("excess", f.Excess)
 	w.intp("live", f.Live)
-	if f.Rate != nil {
-		w.key("rate")
-		f.Rate.canonical(w)
-	}
+	w.rate("rate", f.Rate)
 	w.strOmitEmpty("reason", f.Reason)
 	w.str("status", f.Status)
 	w.close('}')
@@ -328,6 +313,14 @@ func (w *jcsWriter) int(name string, v int) {
 func (w *jcsWriter) intp(name string, v *int) {
 	if v != nil {
 		w.int(name, *v)
+	}
+}
+
+// rate writes a rate member, omitted when the rate is nil.
+func (w *jcsWriter) rate(name string, r *Rate) {
+	if r != nil {
+		w.key(name)
+		r.canonical(w)
 	}
 }
 

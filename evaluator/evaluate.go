@@ -192,7 +192,7 @@ func prepare(ps *rules.ProgramSet, body []byte, opts Options) (*state, *Refusal,
 	top, err := jsontree.Decode(body, jsontree.Options{MaxDepth: ps.Criteria().Caps.JSONDepth, Owned: opts.OwnedBody}, &b.slabs)
 	if err != nil {
 		b.release()
-		return nil, refusal("export_required"), nil
+		return nil, newRefusal("export_required"), nil
 	}
 	if r := validate(ps, &top); r != nil {
 		b.release()

@@ -1,51 +1,36 @@
 package evaluator
 
 import (
-	"net/http"
 	"strings"
 	"sync"
 
 	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
+	"github.com/scopehygiene/scope-hygiene/evaluator/internal/refusal"
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
 // Refusal is a free refusal of a malformed or over-cap submission: a published rule id and numbers,
 // never any part of the export (R-1, R-2, R-46).
 type Refusal struct {
-	Kind string `json:"kind"`
-	Rule string `json:"rule"`
+	refusal.Head
 	// RecordIndex is the 0-based index of the first failing record, for record-level rules.
 	RecordIndex *int `json:"record_index,omitempty"`
-	// Cap and Observed are given for the two cap rules.
-	Cap      *int `json:"cap,omitempty"`
-	Observed *int `json:"observed,omitempty"`
+	// Caps are given for the cap rules.
+	refusal.Caps
 }
 
 // BodyBytesCap is the rule id of a body over the byte cap, checked before parsing (R-2).
-const BodyBytesCap = "body_bytes_cap"
+const BodyBytesCap = refusal.BodyBytesCap
 
-// HTTPStatus is 413 for the body cap and 400 for every other refusal (R-46).
-func (r *Refusal) HTTPStatus() int {
-	if r.Rule == BodyBytesCap {
-		return http.StatusRequestEntityTooLarge
-	}
-	return http.StatusBadRequest
-}
-
-// Error makes a refusal usable as an error; it holds only the rule id.
-func (r *Refusal) Error() string { return "refused: " + r.Rule }
-
-func refusal(rule string) *Refusal { return &Refusal{Kind: "refusal", Rule: rule} }
+func newRefusal(rule string) *Refusal { return &Refusal{Head: refusal.NewHead(rule)} }
 
 func intp(n int) *int { return &n }
 
 // CheckBodySize refuses a body over the cap before anything reads it (R-2). A server calls it
 // with the number of bytes it read (at most cap+1) or the declared Content-Length.
 func CheckBodySize(ps *rules.ProgramSet, n int) *Refusal {
-	if limit := ps.Criteria().Caps.BodyBytes; n > limit {
-		r := refusal(BodyBytesCap)
-		r.Cap, r.Observed = intp(limit), intp(n)
-		return r
+	if caps, over := refusal.OverCap(ps.Criteria().Caps.BodyBytes, n); over {
+		return &Refusal{Head: refusal.NewHead(BodyBytesCap), Caps: caps}
 	}
 	return nil
 }
@@ -191,7 +176,7 @@ func validate(ps *rules.ProgramSet, top *jsontree.Value) *Refusal {
 		if !failed {
 			continue
 		}
-		r := refusal(code)
+		r := newRefusal(code)
 		if idx >= 0 {
 			r.RecordIndex = intp(idx)
 		}

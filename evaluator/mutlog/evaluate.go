@@ -49,7 +49,7 @@ func read(ms *rules.MutLogSet, body []byte) (*log, *Refusal) {
 	defer releaseSlabs(s)
 	top, err := jsontree.Decode(body, jsontree.Options{MaxDepth: ms.Criteria().Caps.JSONDepth}, s)
 	if err != nil {
-		return nil, refusal("export_required")
+		return nil, newRefusal("export_required")
 	}
 	if r := validate(ms, &top); r != nil {
 		return nil, r

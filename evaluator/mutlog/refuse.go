@@ -1,49 +1,34 @@
 package mutlog
 
 import (
-	"net/http"
 	"strconv"
 
 	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
+	"github.com/scopehygiene/scope-hygiene/evaluator/internal/refusal"
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
 // Refusal is a free refusal of a malformed or over-cap log: a published rule id and numbers,
 // never any part of the export (FE-R-1, FE-R-2).
 type Refusal struct {
-	Kind string `json:"kind"`
-	Rule string `json:"rule"`
+	refusal.Head
 	// Index is the 0-based index of the first failing item, for item-level rules.
 	Index *int `json:"index,omitempty"`
-	// Cap and Observed are given for the cap rules.
-	Cap      *int `json:"cap,omitempty"`
-	Observed *int `json:"observed,omitempty"`
+	// Caps are given for the cap rules.
+	refusal.Caps
 }
 
 // BodyBytesCap is the rule id of a body over the byte cap, checked before parsing (FE-R-2).
-const BodyBytesCap = "body_bytes_cap"
+const BodyBytesCap = refusal.BodyBytesCap
 
-// HTTPStatus is 413 for the body cap and 400 for every other refusal.
-func (r *Refusal) HTTPStatus() int {
-	if r.Rule == BodyBytesCap {
-		return http.StatusRequestEntityTooLarge
-	}
-	return http.StatusBadRequest
-}
-
-// Error makes a refusal usable as an error; it holds only the rule id.
-func (r *Refusal) Error() string { return "refused: " + r.Rule }
-
-func refusal(rule string) *Refusal { return &Refusal{Kind: "refusal", Rule: rule} }
+func newRefusal(rule string) *Refusal { return &Refusal{Head: refusal.NewHead(rule)} }
 
 func intp(n int) *int { return &n }
 
 // CheckBodySize refuses a body over the cap before anything reads it (FE-R-2).
 func CheckBodySize(ms *rules.MutLogSet, n int) *Refusal {
-	if limit := ms.Criteria().Caps.BodyBytes; n > limit {
-		r := refusal(BodyBytesCap)
-		r.Cap, r.Observed = intp(limit), intp(n)
-		return r
+	if caps, over := refusal.OverCap(ms.Criteria().Caps.BodyBytes, n); over {
+		return &Refusal{Head: refusal.NewHead(BodyBytesCap), Caps: caps}
 	}
 	return nil
 }
@@ -367,7 +352,7 @@ func validate(ms *rules.MutLogSet, top *jsontree.Value) *Refusal {
 	v := newView(ms, top)
 	for _, code := range ms.Criteria().Refusals {
 		if code == "export_required" && top.Kind() != jsontree.Object {
-			return refusal(code)
+			return newRefusal(code)
 		}
 		if top.Kind() != jsontree.Object {
 			continue
@@ -376,7 +361,7 @@ func validate(ms *rules.MutLogSet, top *jsontree.Value) *Refusal {
 		if !failed {
 			continue
 		}
-		r := refusal(code)
+		r := newRefusal(code)
 		if capOf, ok := capRules[code]; ok {
 			caps := ms.Criteria().Caps
 			r.Cap, r.Observed = intp(capOf(&caps)), intp(observed)

@@ -296,23 +296,35 @@ func (p *parser) array(level int) (Value, bool) {
 			return Value{}, false
 		}
 		p.vals = append(p.vals, e)
-		p.space()
-		if p.i >= len(p.src) {
+		more, ok := p.next(']')
+		if !ok {
 			return Value{}, false
 		}
-		switch p.src[p.i] {
-		case ',':
-			p.i++
-			p.space()
-			continue
-		case ']':
-			p.i++
+		if !more {
 			arr := p.s.newVals(len(p.vals) - start)
 			copy(arr, p.vals[start:])
 			return arrVal(arr), true
 		}
-		return Value{}, false
 	}
+}
+
+// next reads what follows an element or a member: a comma, after which more follow, or the
+// container's closing byte. ok is false for anything else or the end of the text.
+func (p *parser) next(closing byte) (more, ok bool) {
+	p.space()
+	if p.i >= len(p.src) {
+		return false, false
+	}
+	switch p.src[p.i] {
+	case ',':
+		p.i++
+		p.space()
+		return true, true
+	case closing:
+		p.i++
+		return false, true
+	}
+	return false, false
 }
 
 // dupScanMax is the member count up to which a duplicate name is looked for by scanning; a
@@ -370,21 +382,14 @@ func (p *parser) object(level int) (Value, bool) {
 			return Value{}, false
 		}
 		p.mems = append(p.mems, Member{Name: name, Val: v})
-		p.space()
-		if p.i >= len(p.src) {
+		more, ok := p.next('}')
+		if !ok {
 			return Value{}, false
 		}
-		switch p.src[p.i] {
-		case ',':
-			p.i++
-			p.space()
-			continue
-		case '}':
-			p.i++
+		if !more {
 			obj := p.s.newMems(len(p.mems) - start)
 			copy(obj, p.mems[start:])
 			return objVal(obj), true
 		}
-		return Value{}, false
 	}
 }
