@@ -108,41 +108,28 @@ func ra(seq any, session obj, principal any, to any, checked any) obj {
 	return e
 }
 
-func env(ids ...string) []any {
+// jsonList returns xs as a JSON array value (never nil: an empty list is []).
+func jsonList[T any](xs ...T) []any {
 	out := []any{}
-	for _, id := range ids {
-		out = append(out, id)
+	for _, x := range xs {
+		out = append(out, x)
 	}
 	return out
 }
 
-func table(ps ...obj) []any {
-	out := []any{}
-	for _, p := range ps {
-		out = append(out, p)
-	}
-	return out
-}
+func env(ids ...string) []any { return jsonList(ids...) }
+
+func table(ps ...obj) []any { return jsonList(ps...) }
 
 func pr(id any, grants ...obj) obj {
 	p := obj{"id": id}
 	if len(grants) > 0 {
-		gs := []any{}
-		for _, g := range grants {
-			gs = append(gs, g)
-		}
-		p["grants"] = gs
+		p["grants"] = jsonList(grants...)
 	}
 	return p
 }
 
-func snap(entries ...obj) []any {
-	out := []any{}
-	for _, e := range entries {
-		out = append(out, e)
-	}
-	return out
-}
+func snap(entries ...obj) []any { return jsonList(entries...) }
 
 func se(key obj, version any) obj { return obj{"key": key, "version": version} }
 
