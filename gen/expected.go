@@ -130,21 +130,19 @@ type CrossScopeClusters struct {
 	Clusters        *[]CrossCluster `json:"clusters,omitempty"`
 }
 
-// SubcheckCounts is the conflict count by sub-check.
-type SubcheckCounts struct {
-	AttributedScope  int `json:"attributed_scope"`
-	HistoryScope     int `json:"history_scope"`
-	EpisodeGroupIDs  int `json:"episode_group_ids"`
-	EndpointGroupIDs int `json:"endpoint_group_ids"`
+// Subchecks holds one T per sub-check of factor scope_conflicts, in the published key order.
+type Subchecks[T any] struct {
+	AttributedScope  T `json:"attributed_scope"`
+	HistoryScope     T `json:"history_scope"`
+	EpisodeGroupIDs  T `json:"episode_group_ids"`
+	EndpointGroupIDs T `json:"endpoint_group_ids"`
 }
 
+// SubcheckCounts is the conflict count by sub-check.
+type SubcheckCounts = Subchecks[int]
+
 // SubcheckRecords lists the conflicting record ids by sub-check.
-type SubcheckRecords struct {
-	AttributedScope  []string `json:"attributed_scope"`
-	HistoryScope     []string `json:"history_scope"`
-	EpisodeGroupIDs  []string `json:"episode_group_ids"`
-	EndpointGroupIDs []string `json:"endpoint_group_ids"`
-}
+type SubcheckRecords = Subchecks[[]string]
 
 // ScopeConflicts is factor 4.
 type ScopeConflicts struct {

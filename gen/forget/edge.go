@@ -64,85 +64,55 @@ func concat(groups ...[]edge) []edge {
 // kB is a key of the same agent and session in tenant B.
 func kB(name string) obj { return k(sc("tenant", "B", "agent", "7", "session", "s1"), name) }
 
-func wr(seq any, key obj, principal any, version any) obj {
-	e := obj{"seq": seq, "op": "write", "key": key, "version": version}
-	if principal != nil {
-		e["principal"] = principal
+// withOpt returns e with each optional name/value pair of opt whose value is not nil set in it.
+func withOpt(e obj, opt ...any) obj {
+	for i := 0; i+1 < len(opt); i += 2 {
+		if opt[i+1] != nil {
+			e[opt[i].(string)] = opt[i+1]
+		}
 	}
 	return e
+}
+
+func wr(seq any, key obj, principal any, version any) obj {
+	return withOpt(obj{"seq": seq, "op": "write", "key": key, "version": version}, "principal", principal)
 }
 
 func fg(seq any, key obj, principal any, envelope any) obj {
-	e := obj{"seq": seq, "op": "forget", "key": key}
-	if principal != nil {
-		e["principal"] = principal
-	}
-	if envelope != nil {
-		e["envelope"] = envelope
-	}
-	return e
+	return withOpt(obj{"seq": seq, "op": "forget", "key": key}, "principal", principal, "envelope", envelope)
 }
 
 func ro(seq any, key obj, principal any, checked any) obj {
-	e := obj{"seq": seq, "op": "reopen", "key": key}
-	if principal != nil {
-		e["principal"] = principal
-	}
-	if checked != nil {
-		e["authority_checked"] = checked
-	}
-	return e
+	return withOpt(obj{"seq": seq, "op": "reopen", "key": key}, "principal", principal, "authority_checked", checked)
 }
 
 func ra(seq any, session obj, principal any, to any, checked any) obj {
-	e := obj{"seq": seq, "op": "reassign", "session": session}
-	if principal != nil {
-		e["principal"] = principal
-	}
-	if to != nil {
-		e["to"] = to
-	}
-	if checked != nil {
-		e["authority_checked"] = checked
-	}
-	return e
+	return withOpt(obj{"seq": seq, "op": "reassign", "session": session},
+		"principal", principal, "to", to, "authority_checked", checked)
 }
 
-func env(ids ...string) []any {
+// jsonList returns xs as a JSON array value (never nil: an empty list is []).
+func jsonList[T any](xs ...T) []any {
 	out := []any{}
-	for _, id := range ids {
-		out = append(out, id)
+	for _, x := range xs {
+		out = append(out, x)
 	}
 	return out
 }
 
-func table(ps ...obj) []any {
-	out := []any{}
-	for _, p := range ps {
-		out = append(out, p)
-	}
-	return out
-}
+func env(ids ...string) []any { return jsonList(ids...) }
+
+func table(ps ...obj) []any { return jsonList(ps...) }
 
 func pr(id any, grants ...obj) obj {
 	p := obj{"id": id}
 	if len(grants) > 0 {
-		gs := []any{}
-		for _, g := range grants {
-			gs = append(gs, g)
-		}
-		p["grants"] = gs
+		p["grants"] = jsonList(grants...)
 	}
 	return p
 }
 
-func snap(entries ...obj) []any {
-	out := []any{}
-	for _, e := range entries {
-		out = append(out, e)
-	}
-	return out
-}
+func snap(entries ...obj) []any { return jsonList(entries...) }
 
 func se(key obj, version any) obj { return obj{"key": key, "version": version} }
 

@@ -95,26 +95,51 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// cmdRun runs audit or precheck on one export file.
-func cmdRun(op string, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags(op, stderr)
-	asJSON := fs.Bool("json", false, "print the result as JSON")
+// exportArgs are the parsed command line of a command on one export file (audit, precheck,
+// explain) and, when the criteria file is of kind mutation-log, its compiled set and input.
+type exportArgs struct {
+	asJSON bool
+	crit   string
+	pos    []string
+	ms     *rules.MutLogSet // nil unless the criteria file is of kind mutation-log
+	body   []byte
+	cs     *corpus.Case
+}
+
+// parseExportCmd parses the flags of command name (--json, described by jsonUsage, and
+// --criteria) and, for a mutation-log criteria file, compiles it and reads the input.
+func parseExportCmd(name, jsonUsage string, args []string, stderr io.Writer) (exportArgs, error) {
+	fs := newFlags(name, stderr)
+	asJSON := fs.Bool("json", false, jsonUsage)
 	crit := fs.String("criteria", defaultCrit, "criteria file")
 	pos, err := parse(fs, args)
 	if err != nil {
+		return exportArgs{}, err
+	}
+	a := exportArgs{asJSON: *asJSON, crit: *crit, pos: pos}
+	ms, ok, err := mutLogCriteria(*crit)
+	if err != nil {
+		return exportArgs{}, err
+	}
+	if ok {
+		if a.body, a.cs, err = readInput(name, pos); err != nil {
+			return exportArgs{}, err
+		}
+		a.ms = ms
+	}
+	return a, nil
+}
+
+// cmdRun runs audit or precheck on one export file.
+func cmdRun(op string, args []string, stdout, stderr io.Writer) error {
+	a, err := parseExportCmd(op, "print the result as JSON", args, stderr)
+	if err != nil {
 		return err
 	}
-	if ms, ok, err := mutLogCriteria(*crit); ok || err != nil {
-		if err != nil {
-			return err
-		}
-		body, cs, err := readInput(op, pos)
-		if err != nil {
-			return err
-		}
-		return runMutLog(op, ms, body, cs, *asJSON, stdout)
+	if a.ms != nil {
+		return runMutLog(op, a.ms, a.body, a.cs, a.asJSON, stdout)
 	}
-	ps, body, cs, err := loadExport(op, *crit, pos)
+	ps, body, cs, err := loadExport(op, a.crit, a.pos)
 	if err != nil {
 		return err
 	}
@@ -123,18 +148,18 @@ func cmdRun(op string, args []string, stdout, stderr io.Writer) error {
 	case err != nil:
 		return fail(exitCompile, "%w", err)
 	case ref != nil:
-		if *asJSON {
+		if a.asJSON {
 			_ = writeJSON(stdout, ref)
 		} else {
 			fmt.Fprintln(stdout, renderRefusal(ref))
 		}
-		if cs != nil && op == "audit" && !*asJSON {
+		if cs != nil && op == "audit" && !a.asJSON {
 			// A case that expects this refusal passes.
 			return checkCase(ps, cs, stdout)
 		}
 		return &exitError{code: exitInput, err: errors.New("")}
 	}
-	if *asJSON {
+	if a.asJSON {
 		return writeJSON(stdout, res)
 	}
 	if rep, ok := res.(*evaluator.Report); ok {
@@ -167,24 +192,14 @@ func evaluate(op string, ps *rules.ProgramSet, body []byte) (any, *evaluator.Ref
 }
 
 func cmdExplain(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("explain", stderr)
-	asJSON := fs.Bool("json", false, "print the explanation as JSON")
-	crit := fs.String("criteria", defaultCrit, "criteria file")
-	pos, err := parse(fs, args)
+	a, err := parseExportCmd("explain", "print the explanation as JSON", args, stderr)
 	if err != nil {
 		return err
 	}
-	if ms, ok, err := mutLogCriteria(*crit); ok || err != nil {
-		if err != nil {
-			return err
-		}
-		body, _, err := readInput("explain", pos)
-		if err != nil {
-			return err
-		}
-		return explainMutLog(ms, body, *asJSON, stdout)
+	if a.ms != nil {
+		return explainMutLog(a.ms, a.body, a.asJSON, stdout)
 	}
-	ps, body, _, err := loadExport("explain", *crit, pos)
+	ps, body, _, err := loadExport("explain", a.crit, a.pos)
 	if err != nil {
 		return err
 	}
@@ -196,7 +211,7 @@ func cmdExplain(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, renderRefusal(ref))
 		return &exitError{code: exitInput, err: errors.New("")}
 	}
-	if *asJSON {
+	if a.asJSON {
 		return writeJSON(stdout, ex)
 	}
 	fmt.Fprint(stdout, renderExplanation(ex))

@@ -129,18 +129,12 @@ func (p *parser) object(level int) (any, error) {
 			return nil, err
 		}
 		out[name] = v
-		p.skipSpace()
-		if p.i >= len(p.b) {
-			return nil, ErrNotStrict
+		done, err := p.afterMember('}')
+		if err != nil {
+			return nil, err
 		}
-		switch p.b[p.i] {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
+		if done {
 			return out, nil
-		default:
-			return nil, ErrNotStrict
 		}
 	}
 }
@@ -160,19 +154,32 @@ func (p *parser) array(level int) (any, error) {
 			return nil, err
 		}
 		out = append(out, v)
-		p.skipSpace()
-		if p.i >= len(p.b) {
-			return nil, ErrNotStrict
+		done, err := p.afterMember(']')
+		if err != nil {
+			return nil, err
 		}
-		switch p.b[p.i] {
-		case ',':
-			p.i++
-		case ']':
-			p.i++
+		if done {
 			return out, nil
-		default:
-			return nil, ErrNotStrict
 		}
+	}
+}
+
+// afterMember reads what follows an object member or array element: a comma (done is false), the
+// closing byte end (done is true), or anything else, which is ErrNotStrict.
+func (p *parser) afterMember(end byte) (done bool, err error) {
+	p.skipSpace()
+	if p.i >= len(p.b) {
+		return false, ErrNotStrict
+	}
+	switch p.b[p.i] {
+	case ',':
+		p.i++
+		return false, nil
+	case end:
+		p.i++
+		return true, nil
+	default:
+		return false, ErrNotStrict
 	}
 }
 
