@@ -16,6 +16,7 @@ import (
 
 	"github.com/scopehygiene/scope-hygiene/rules"
 	"github.com/scopehygiene/scope-hygiene/server/metrics"
+	"github.com/scopehygiene/scope-hygiene/server/metrics/tripwire"
 	"github.com/scopehygiene/scope-hygiene/server/store"
 	"github.com/scopehygiene/scope-hygiene/server/store/storetest"
 )
@@ -186,14 +187,7 @@ func TestLedgerTripwiresBeforeDay0(t *testing.T) {
 // returns the second scrape's scope_hygiene lines and everything logged.
 func scrapeKillLine(t *testing.T, st store.Store) (text, logged string) {
 	t.Helper()
-	ps, err := rules.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	limits, err := killLineLimits(ps)
-	if err != nil {
-		t.Fatal(err)
-	}
+	limits := servedKillLine(t)
 	var logs bytes.Buffer
 	m := metrics.New()
 	m.RegisterKillLine(st, limits, 5*time.Second, time.Now, slog.New(slog.NewJSONHandler(&logs, nil)))
@@ -209,6 +203,20 @@ func scrapeKillLine(t *testing.T, st store.Store) (text, logged string) {
 		}
 	}
 	return strings.Join(lines, "\n") + "\n", logs.String()
+}
+
+// servedKillLine is the kill line of the embedded criteria, as the service serves it.
+func servedKillLine(t *testing.T) tripwire.Limits {
+	t.Helper()
+	ps, err := rules.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits, err := killLineLimits(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return limits
 }
 
 // promFloat is v as the Prometheus text format writes it.
@@ -230,14 +238,7 @@ func dayStart(t *testing.T, day string) int64 {
 // TestKillLineBothStoresAgree: the same ledger in SQLite and in PostgreSQL gives the same report.
 func TestKillLineBothStoresAgree(t *testing.T) {
 	now := time.Now().UTC()
-	ps, err := rules.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	limits, err := killLineLimits(ps)
-	if err != nil {
-		t.Fatal(err)
-	}
+	limits := servedKillLine(t)
 	var reports []string
 	for _, name := range []string{"sqlite", "postgres"} {
 		ctx := context.Background()
