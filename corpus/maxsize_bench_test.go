@@ -1,22 +1,29 @@
 package corpus_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/scopehygiene/scope-hygiene/evaluator"
 	"github.com/scopehygiene/scope-hygiene/gen"
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
-// The max-size benchmarks (issue 12): one export per family at the published caps (gen.MaxSizeExport).
-// BenchmarkMaxSize/<family>/ratios interleaves, in every iteration, json.Unmarshal of the body into
-// `any`, the engine's whole audit and the oracle's whole audit, so that the three share the machine's
-// state and the ratios printed (engine/unmarshal, engine/oracle) are measured in one run. It also
-// reports the engine's allocations per record. The other sub-benchmarks time each one alone.
-// Ratios are of medians over the iterations.
+// The max-size benchmarks (issues 12 and 28): one export per family at the published caps
+// (gen.MaxSizeExport). BenchmarkMaxSize/<family>/ratios interleaves, in every iteration, the floor
+// (a bare jsontext.Decoder.ReadToken loop over the body, no values built), json.Unmarshal of the
+// body into `any`, the engine's pre-check, the engine's whole audit and the oracle's whole audit,
+// so that all share the machine's state and the ratios printed (engine/scan, precheck/scan,
+// engine/unmarshal, engine/oracle) are measured in one run. It also reports the engine's
+// allocations per record. The other sub-benchmarks time each one alone. Ratios are of medians over
+// the iterations.
 
 func maxSizeBodies(b testing.TB) map[string][]byte {
 	b.Helper()
@@ -39,6 +46,11 @@ func BenchmarkMaxSize(b *testing.B) {
 			b.Fatal(err, ref)
 		}
 	}
+	precheck := func(body []byte) {
+		if _, ref, err := evaluator.Precheck(ps, body, now); err != nil || ref != nil {
+			b.Fatal(err, ref)
+		}
+	}
 	oracle := func(body []byte) {
 		if _, err := gen.Expect(body); err != nil {
 			b.Fatal(err)
@@ -46,25 +58,47 @@ func BenchmarkMaxSize(b *testing.B) {
 	}
 	for _, fam := range gen.MaxSizeFamilies {
 		b.Run(fam, func(b *testing.B) {
-			benchTrio(b, bodies[fam], engine, oracle, "record", gen.RecordsPerAuditCap)
+			benchTrio(b, bodies[fam], engines{audit: engine, precheck: precheck, oracle: oracle}, "record", gen.RecordsPerAuditCap)
 		})
 	}
 }
 
-// benchTrio times, on one body, json.Unmarshal into `any`, the engine's whole audit and the
-// oracle's whole audit, each alone, then interleaved in every iteration of "ratios", which prints
-// the ratios of their medians and the engine's allocations per unit (n units in the body).
-func benchTrio(b *testing.B, body []byte, engine, oracle func([]byte), unit string, n int) {
+// engines are the three runs benchTrio times against the floor: the engine's whole audit, its
+// pre-check and the independent oracle's whole audit.
+type engines struct{ audit, precheck, oracle func([]byte) }
+
+// scan is the floor every engine figure is quoted against: one bare pass of jsontext's strict
+// tokenizer (duplicate names and UTF-8 checked, as the engine must) over the body, building no
+// value. A body it cannot read fails the benchmark.
+func scan(b testing.TB, body []byte) {
+	d := jsontext.NewDecoder(bytes.NewReader(body))
+	for {
+		if _, err := d.ReadToken(); err != nil {
+			if !errors.Is(err, io.EOF) {
+				b.Fatal(err)
+			}
+			return
+		}
+	}
+}
+
+// benchTrio times, on one body, the floor (scan), json.Unmarshal into `any`, the engine's pre-check,
+// its whole audit and the oracle's whole audit, each alone, then interleaved in every iteration of
+// "ratios", which prints the ratios of their medians and the engine's allocations per unit (n units
+// in the body).
+func benchTrio(b *testing.B, body []byte, e engines, unit string, n int) {
 	unmarshal := func(body []byte) {
 		var v any
 		if err := json.Unmarshal(body, &v); err != nil {
 			b.Fatal(err)
 		}
 	}
-	for _, one := range []struct {
+	floor := func(body []byte) { scan(b, body) }
+	runs := []struct {
 		name string
 		run  func([]byte)
-	}{{"unmarshal", unmarshal}, {"engine", engine}, {"oracle", oracle}} {
+	}{{"scan", floor}, {"unmarshal", unmarshal}, {"precheck", e.precheck}, {"engine", e.audit}, {"oracle", e.oracle}}
+	for _, one := range runs {
 		b.Run(one.name, func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
@@ -74,25 +108,23 @@ func benchTrio(b *testing.B, body []byte, engine, oracle func([]byte), unit stri
 		})
 	}
 	b.Run("ratios", func(b *testing.B) {
-		// Each iteration times the three in turn; the ratios are of the medians, so that a burst
+		// Each iteration times all five in turn; the ratios are of the medians, so that a burst
 		// of other work on the machine during one phase does not decide them.
-		var tu, te, to []time.Duration
+		took := make([][]time.Duration, len(runs))
 		for i := 0; i < b.N; i++ {
-			t0 := time.Now()
-			unmarshal(body)
-			t1 := time.Now()
-			engine(body)
-			t2 := time.Now()
-			oracle(body)
-			t3 := time.Now()
-			tu, te, to = append(tu, t1.Sub(t0)), append(te, t2.Sub(t1)), append(to, t3.Sub(t2))
+			for j, one := range runs {
+				t0 := time.Now()
+				one.run(body)
+				took[j] = append(took[j], time.Since(t0))
+			}
 		}
 		b.StopTimer()
-		allocs := testing.AllocsPerRun(3, func() { engine(body) })
-		mu, me, mo := median(tu), median(te), median(to)
-		b.ReportMetric(float64(mu.Microseconds()), "unmarshal-µs")
+		allocs := testing.AllocsPerRun(3, func() { e.audit(body) })
+		ms, mu, mp, me, mo := median(took[0]), median(took[1]), median(took[2]), median(took[3]), median(took[4])
+		b.ReportMetric(float64(ms.Microseconds()), "scan-µs")
 		b.ReportMetric(float64(me.Microseconds()), "engine-µs")
-		b.ReportMetric(float64(mo.Microseconds()), "oracle-µs")
+		b.ReportMetric(float64(me)/float64(ms), "engine/scan")
+		b.ReportMetric(float64(mp)/float64(ms), "precheck/scan")
 		b.ReportMetric(float64(me)/float64(mu), "engine/unmarshal")
 		b.ReportMetric(float64(me)/float64(mo), "engine/oracle")
 		b.ReportMetric(allocs/float64(n), "allocs/"+unit)

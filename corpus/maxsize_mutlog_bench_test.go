@@ -10,13 +10,18 @@ import (
 
 // BenchmarkMaxSizeLog is BenchmarkMaxSize for the second rule set (memory-forget-envelope/v1):
 // one mutation log per forget mode near the published caps (forget.MaxSizeLog), with
-// json.Unmarshal into `any`, the engine's whole audit (evaluator/mutlog.Audit) and the
+// the bare token scan, json.Unmarshal into `any`, the engine's pre-check, its whole audit (evaluator/mutlog.Audit) and the
 // independent oracle's (gen/forget.Expect) each alone and interleaved.
 func BenchmarkMaxSizeLog(b *testing.B) {
 	ms := loadForgetEnvelope(b)
 	now := time.Now()
 	engine := func(body []byte) {
 		if _, ref, err := mutlog.Audit(ms, body, now); err != nil || ref != nil {
+			b.Fatal(err, ref)
+		}
+	}
+	precheck := func(body []byte) {
+		if _, ref, err := mutlog.Precheck(ms, body, now); err != nil || ref != nil {
 			b.Fatal(err, ref)
 		}
 	}
@@ -27,7 +32,7 @@ func BenchmarkMaxSizeLog(b *testing.B) {
 	}
 	for _, mode := range forget.MaxSizeModes {
 		b.Run(mode, func(b *testing.B) {
-			benchTrio(b, forget.MaxSizeLog(mode), engine, oracle, "event", forget.EventsCap)
+			benchTrio(b, forget.MaxSizeLog(mode), engines{audit: engine, precheck: precheck, oracle: oracle}, "event", forget.EventsCap)
 		})
 	}
 }
