@@ -3,6 +3,8 @@ package corpus_test
 import (
 	"encoding/json"
 	"math/rand"
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/scopehygiene/scope-hygiene/corpus"
@@ -45,10 +47,7 @@ func TestDifferentialSeeded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 3000
-	if testing.Short() {
-		n = 300
-	}
+	n := differentialCount(t, 3000)
 	rng := rand.New(rand.NewSource(20261130))
 	for i := 0; i < n; i++ {
 		body := gen.RandomExport(rng)
@@ -56,6 +55,23 @@ func TestDifferentialSeeded(t *testing.T) {
 			t.Fatalf("export %d: engine and oracle disagree:\n%s\nbody: %s", i, renderDiffs(diffs), body)
 		}
 	}
+}
+
+// differentialCount is how many random inputs a seeded differential test runs: def, a tenth of it
+// under -short, or SCOPE_HYGIENE_DIFFERENTIAL_N when set (an engine change is re-checked on
+// 10,000 or more).
+func differentialCount(t *testing.T, def int) int {
+	if v := os.Getenv("SCOPE_HYGIENE_DIFFERENTIAL_N"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("SCOPE_HYGIENE_DIFFERENTIAL_N=%q is not a positive count", v)
+		}
+		return n
+	}
+	if testing.Short() {
+		return def / 10
+	}
+	return def
 }
 
 // FuzzDifferential: the fuzzer picks the seed of a random valid export; engine and oracle must agree.

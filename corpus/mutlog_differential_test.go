@@ -17,10 +17,7 @@ import (
 // becomes a corpus case once the criteria text says which side is right.
 func TestForgetEnvelopeDifferentialSeeded(t *testing.T) {
 	ms := loadForgetEnvelope(t)
-	n := 2000
-	if testing.Short() {
-		n = 200
-	}
+	n := differentialCount(t, 2000)
 	const seed = 20261201 // not the corpus's seed: these logs are new to both sides
 	for i := 0; i < n; i++ {
 		body, err := forget.RandomLog(seed, i)
