@@ -25,3 +25,15 @@ func TestConformance(t *testing.T) {
 
 // freshSchema is storetest.PostgresDSN (kept for the x402 settlement-store test).
 func freshSchema(t *testing.T) string { return storetest.PostgresDSN(t) }
+
+// BenchmarkWrites: the request path's durable writes at 1, 8 and 32 callers (storetest.Bench).
+func BenchmarkWrites(b *testing.B) {
+	storetest.Bench(b, func(b *testing.B) store.Store {
+		s, err := postgres.Open(context.Background(), storetest.PostgresDSN(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		return s
+	})
+}

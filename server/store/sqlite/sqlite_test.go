@@ -23,3 +23,15 @@ func TestConformance(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkWrites: the request path's durable writes at 1, 8 and 32 callers (storetest.Bench).
+func BenchmarkWrites(b *testing.B) {
+	storetest.Bench(b, func(b *testing.B) store.Store {
+		s, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "db.sqlite"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		return s
+	})
+}

@@ -13,7 +13,7 @@ import (
 
 // PostgresDSN creates an empty schema for one test, drops it when the test ends, and returns a
 // DSN whose search_path points at it. The test is skipped without SCOPE_HYGIENE_PG_DSN.
-func PostgresDSN(t *testing.T) string {
+func PostgresDSN(t testing.TB) string {
 	t.Helper()
 	dsn := os.Getenv("SCOPE_HYGIENE_PG_DSN")
 	if dsn == "" {
