@@ -38,74 +38,64 @@ type WriteDB interface {
 // retryCommit is the name of the commit that counts a key's retry.
 const retryCommit = "write-key retry"
 
-// TakeFreeOnce is Keyed.TakeFreeOnce over db.
-func TakeFreeOnce(ctx context.Context, db WriteDB, key string, wk WriteKey, now time.Time, limits FreeLimits) (FreeDecision, error) {
-	tx, err := db.BeginWrite(ctx, "free-tier check")
-	if err != nil {
-		return FreeDecision{}, NotApplied(err)
-	}
-	defer tx.Rollback(ctx)
-	if wk != "" {
-		r, ok, err := tx.Replay(ctx, wk, now)
-		if err != nil {
-			return FreeDecision{}, NotApplied(err)
-		}
-		if ok {
-			// A retry's count is not a use: a failed commit here consumed nothing either way.
-			if err := tx.Commit(ctx, retryCommit); err != nil {
-				return FreeDecision{}, NotApplied(err)
+// TakeFreeOnce is Keyed.TakeFreeOnce through w.
+func TakeFreeOnce(ctx context.Context, w Writer, key string, wk WriteKey, now time.Time, limits FreeLimits) (FreeDecision, error) {
+	var d FreeDecision
+	err := w.Write(ctx, "free-tier check", func(ctx context.Context, tx WriteTx) (Need, error) {
+		d = FreeDecision{}
+		if wk != "" {
+			r, ok, err := tx.Replay(ctx, wk, now)
+			if err != nil {
+				return NeedNothing, err
 			}
-			return FreeDecision{Outcome: FreeAllowed, Used: r.Used, Replayed: true}, nil
+			if ok {
+				// A retry's count is not a use: a failed commit here consumed nothing either way.
+				d = FreeDecision{Outcome: FreeAllowed, Used: r.Used, Replayed: true}
+				return NeedCount, nil
+			}
 		}
-	}
-	d, err := tx.TakeFree(ctx, key, now, limits)
+		var err error
+		if d, err = tx.TakeFree(ctx, key, now, limits); err != nil || d.Outcome != FreeAllowed {
+			return NeedNothing, err // a refusal consumed nothing: nothing to commit
+		}
+		if wk != "" {
+			if err := tx.PutKey(ctx, wk, Replay{Used: d.Used}, now); err != nil {
+				return NeedNothing, err
+			}
+		}
+		return NeedDurable, nil
+	})
 	if err != nil {
-		return d, NotApplied(err)
-	}
-	if d.Outcome != FreeAllowed {
-		return d, nil // nothing to commit: the refusal consumed nothing
-	}
-	if wk != "" {
-		if err := tx.PutKey(ctx, wk, Replay{Used: d.Used}, now); err != nil {
-			return FreeDecision{}, NotApplied(err)
-		}
-	}
-	if err := tx.Commit(ctx, "free-tier check"); err != nil {
 		return FreeDecision{}, err
 	}
 	return d, nil
 }
 
-// AppendLedgerOnce is Keyed.AppendLedgerOnce over db.
-func AppendLedgerOnce(ctx context.Context, db WriteDB, e LedgerEntry, wk WriteKey, now time.Time) (int64, bool, error) {
+// AppendLedgerOnce is Keyed.AppendLedgerOnce through w.
+func AppendLedgerOnce(ctx context.Context, w Writer, e LedgerEntry, wk WriteKey, now time.Time) (int64, bool, error) {
 	if wk == "" {
-		id, err := db.AppendLedger(ctx, e)
+		id, err := w.AppendLedger(ctx, e)
 		return id, false, err
 	}
-	tx, err := db.BeginWrite(ctx, "ledger append")
-	if err != nil {
-		return 0, false, NotApplied(err)
-	}
-	defer tx.Rollback(ctx)
-	r, ok, err := tx.Replay(ctx, wk, now)
-	if err != nil {
-		return 0, false, NotApplied(err)
-	}
-	if ok && r.LedgerID > 0 {
-		if err := tx.Commit(ctx, retryCommit); err != nil {
-			return 0, false, NotApplied(err)
+	var id int64
+	var replayed bool
+	err := w.Write(ctx, "ledger append", func(ctx context.Context, tx WriteTx) (Need, error) {
+		r, ok, err := tx.Replay(ctx, wk, now)
+		if err != nil {
+			return NeedNothing, err
 		}
-		return r.LedgerID, true, nil
-	}
-	id, err := tx.AppendLedger(ctx, e)
+		if ok && r.LedgerID > 0 {
+			id, replayed = r.LedgerID, true
+			return NeedCount, nil
+		}
+		if id, err = tx.AppendLedger(ctx, e); err != nil {
+			return NeedNothing, err
+		}
+		replayed = false
+		return NeedDurable, tx.PutKey(ctx, wk, Replay{LedgerID: id}, now)
+	})
 	if err != nil {
-		return 0, false, NotApplied(err)
-	}
-	if err := tx.PutKey(ctx, wk, Replay{LedgerID: id}, now); err != nil {
-		return 0, false, NotApplied(err)
-	}
-	if err := tx.Commit(ctx, "ledger append"); err != nil {
 		return 0, false, err
 	}
-	return id, false, nil
+	return id, replayed, nil
 }

@@ -94,7 +94,7 @@ func commit(ctx context.Context, tx pgx.Tx, what string) error {
 func (s *Store) TakeFreeOnce(ctx context.Context, key string, wk store.WriteKey, now time.Time, limits store.FreeLimits) (store.FreeDecision, error) {
 	ctx, cancel := bound(ctx)
 	defer cancel()
-	return store.TakeFreeOnce(ctx, writes{s}, key, wk, now, limits)
+	return store.TakeFreeOnce(ctx, store.Serial{DB: writes{s}}, key, wk, now, limits)
 }
 
 // AppendLedgerOnce implements store.Keyed. A write without a key is AppendLedger, which bounds
@@ -102,7 +102,7 @@ func (s *Store) TakeFreeOnce(ctx context.Context, key string, wk store.WriteKey,
 func (s *Store) AppendLedgerOnce(ctx context.Context, e store.LedgerEntry, wk store.WriteKey, now time.Time) (int64, bool, error) {
 	ctx, cancel := bound(ctx)
 	defer cancel()
-	return store.AppendLedgerOnce(ctx, writes{s}, e, wk, now)
+	return store.AppendLedgerOnce(ctx, store.Serial{DB: writes{s}}, e, wk, now)
 }
 
 // FindWrite implements store.Keyed.

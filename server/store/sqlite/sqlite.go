@@ -28,6 +28,9 @@ type Store struct {
 	// appendLedger is the ledger INSERT, prepared once: parsing it on every paid or house audit
 	// cost about as much as executing it.
 	appendLedger *sql.Stmt
+	// group commits the request path's writes (ledger rows, free-tier uses): SQLite has one
+	// writer, so one group at a time, each one BEGIN IMMEDIATE ... COMMIT with one sync.
+	group *store.Group
 }
 
 var _ store.Store = (*Store)(nil)
@@ -75,6 +78,7 @@ func open(ctx context.Context, path string, create bool) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: prepare ledger append: %w", err)
 	}
+	s.group = store.NewGroup(writes{s}, store.GroupOptions{Lanes: 1, MaxWrites: groupMaxWrites})
 	return s, nil
 }
 
@@ -114,8 +118,13 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the database.
+// groupMaxWrites bounds one group: enough for every caller the server admits at once, and a
+// transaction short enough that a reader's snapshot is never held up long.
+const groupMaxWrites = 128
+
+// Close answers or refuses every queued write, then closes the database.
 func (s *Store) Close() error {
+	s.group.Close()
 	s.appendLedger.Close()
 	return s.db.Close()
 }
@@ -175,10 +184,9 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// AppendLedger implements store.Store.
+// AppendLedger implements store.Store: the row is one write of a group commit.
 func (s *Store) AppendLedger(ctx context.Context, e store.LedgerEntry) (int64, error) {
-	id, err := appendLedger(ctx, s.appendLedger, s.db, e)
-	return id, unwritten(err)
+	return s.group.AppendLedger(ctx, e)
 }
 
 type queryRower interface {

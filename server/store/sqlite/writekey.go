@@ -26,21 +26,30 @@ var (
 	probeSQL   = lite(store.ProbeSQL)
 )
 
-// writes adapts the SQLite handle to store.WriteDB.
+// writes adapts the SQLite handle to store.GroupDB.
 type writes struct{ s *Store }
 
-// BeginWrite implements store.WriteDB: BEGIN IMMEDIATE (the DSN's _txlock).
-func (w writes) BeginWrite(ctx context.Context, what string) (store.WriteTx, error) {
+// BeginGroup implements store.GroupDB: BEGIN IMMEDIATE (the DSN's _txlock).
+func (w writes) BeginGroup(ctx context.Context) (store.WriteTx, error) {
 	tx, err := w.s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: begin %s: %w", what, err)
+		return nil, fmt.Errorf("sqlite: begin group: %w", err)
 	}
 	return writeTx{tx: tx, appendLedger: w.s.appendLedger}, nil
 }
 
-// AppendLedger implements store.WriteDB.
-func (w writes) AppendLedger(ctx context.Context, e store.LedgerEntry) (int64, error) {
-	return w.s.AppendLedger(ctx, e)
+// Isolated implements store.GroupDB: a constraint (or a value SQLite refuses) belongs to the
+// statement's own write; so does a row the write expected and did not find.
+func (w writes) Isolated(err error) bool {
+	var e *sqlite3.Error
+	if errors.As(err, &e) {
+		switch e.Code() & 0xff {
+		case sqlite3lib.SQLITE_CONSTRAINT, sqlite3lib.SQLITE_MISMATCH, sqlite3lib.SQLITE_TOOBIG, sqlite3lib.SQLITE_RANGE:
+			return true
+		}
+		return false
+	}
+	return errors.Is(err, sql.ErrNoRows)
 }
 
 // writeTx adapts one *sql.Tx to store.WriteTx.
@@ -120,12 +129,12 @@ func unwritten(err error) error {
 
 // TakeFreeOnce implements store.Keyed.
 func (s *Store) TakeFreeOnce(ctx context.Context, key string, wk store.WriteKey, now time.Time, limits store.FreeLimits) (store.FreeDecision, error) {
-	return store.TakeFreeOnce(ctx, writes{s}, key, wk, now, limits)
+	return store.TakeFreeOnce(ctx, s.group, key, wk, now, limits)
 }
 
 // AppendLedgerOnce implements store.Keyed.
 func (s *Store) AppendLedgerOnce(ctx context.Context, e store.LedgerEntry, wk store.WriteKey, now time.Time) (int64, bool, error) {
-	return store.AppendLedgerOnce(ctx, writes{s}, e, wk, now)
+	return store.AppendLedgerOnce(ctx, s.group, e, wk, now)
 }
 
 // FindWrite implements store.Keyed.
