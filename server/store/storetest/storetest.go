@@ -39,6 +39,9 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"FreeUseOnce", testFreeUseOnce},
 		{"LedgerRowOnce", testLedgerRowOnce},
 		{"ClosedStoreCommitsNothing", testClosedStoreCommitsNothing},
+		{"GroupWritersDurable", testGroupWritersDurable},
+		{"GroupFailingWriteAlone", testGroupFailingWriteAlone},
+		{"GroupCancelledCallerWritesNothing", testGroupCancelledCallerWritesNothing},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, fresh(t)) })
