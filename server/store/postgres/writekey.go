@@ -14,7 +14,12 @@ import (
 
 var _ store.Keyed = (*Store)(nil)
 
-// writes adapts the pool to store.WriteDB.
+// writes adapts the pool to store.WriteDB. Each write is its own transaction (store.Serial), on
+// its own pooled connection: PostgreSQL already shares one WAL flush among the commits of
+// concurrent connections, and a group commit of ours (store.Group over 2, 4 or 8 connections,
+// measured interleaved against this at 8 and 32 callers) was no faster (0.76 to 1.38 of this
+// one's rate, no consistent gain) while putting many callers' row locks in one transaction,
+// where two groups can deadlock on free-tier rows that one write each never could.
 type writes struct{ s *Store }
 
 // BeginWrite implements store.WriteDB.
