@@ -5,7 +5,9 @@
 // server/store/postgres (shared by replicas). Both apply their own embedded, numbered migrations;
 // a later feature adds a table by dropping a new NNNN_name.sql file next to the existing ones.
 // What the two share is written here once: the interfaces, the migrations' loading, the write
-// keys' SQL and the keyed writes' orchestration over a backend's transaction (WriteDB, WriteTx).
+// keys' SQL and the keyed writes' orchestration over a backend's transaction (WriteDB, WriteTx),
+// run one transaction per write (Serial: PostgreSQL) or many writes per commit and sync (Group:
+// SQLite's group commit, group.go).
 package store
 
 import (

@@ -1,5 +1,7 @@
 // Package sqlite is the embedded default Store: one SQLite file (modernc.org/sqlite, pure Go) in
-// WAL mode with a busy timeout, so several processes on one host can share it.
+// WAL mode with a busy timeout, so several processes on one host can share it. The request
+// path's writes (ledger rows, free-tier uses, their write keys) are group-committed: one
+// transaction and one sync for every write queued while the previous group synced.
 package sqlite
 
 import (
