@@ -45,6 +45,9 @@ type state struct {
 // read decodes a body under FE-R-3, runs the refusal checks and reads the log. The value tree
 // lives only here: its slabs go back to the pool before the log is evaluated.
 func read(ms *rules.MutLogSet, body []byte) (*log, *Refusal) {
+	if l := lexRead(ms, body, false); l != nil {
+		return l, nil
+	}
 	s := getSlabs()
 	defer releaseSlabs(s)
 	top, err := jsontree.Decode(body, jsontree.Options{MaxDepth: ms.Criteria().Caps.JSONDepth}, s)
@@ -113,7 +116,7 @@ func (st *state) eventFacts(ev *event) *rules.LogEvent {
 	*e = rules.LogEvent{Seq: ev.seq, Op: ev.op, EnvelopeRecorded: ev.envelope != nil, AuthorityChecked: ev.checked, RawKey: ev.raw}
 	if ev.hasPrincipal {
 		e.HasPrincipal, e.Principal = true, ev.principal
-		if p := st.l.table[ev.principal]; p != nil && ev.keyed {
+		if p := st.l.table[ev.principal]; p != nil && ev.keyed && !st.l.factsOnly {
 			e.GrantsCover = p.covers(st.l.scope(ev.slot))
 		}
 	}

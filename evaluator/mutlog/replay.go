@@ -54,6 +54,8 @@ type log struct {
 	scopes   []dimVal
 	snapshot []snapEntry
 	hasSnap  bool
+	// factsOnly: read for the log facts only (lexRead), without the keys' slots and the grants.
+	factsOnly bool
 	// declared are the criteria's declarations the export makes (FE-R-34, FE-R-38).
 	declared []rules.DeclaredFact
 }
@@ -139,6 +141,7 @@ type keys struct {
 	arena []byte // where this export's identities are kept (str)
 	low   []byte // canonical's scratch
 	spans []int  // the canonical values' [start, end) in buf, -1 for an absent dimension
+	mems  []scopeMem
 	slots map[string]int32
 	raws  map[string]string
 }
@@ -166,18 +169,49 @@ func (k *keys) str(b []byte) string {
 	return unsafe.String(&k.arena[start], len(b))
 }
 
-// key reads a key's identities (FE-R-13): its raw identity, unless slotOnly, and the number of its
-// canonical slot, numbering the slot and recording its canonical scope when it is new.
+// scopeMem is one member of a scope object as read: its name and its value, which is absent when
+// the member is null.
+type scopeMem struct {
+	name, val string
+	present   bool
+}
+
+// find is the value of dimension d in a scope's members.
+func find(mems []scopeMem, d string) (string, bool) {
+	for i := range mems {
+		if mems[i].name == d {
+			return mems[i].val, mems[i].present
+		}
+	}
+	return "", false
+}
+
+// key reads the identities of a key of the value tree (the reader of a refused-then-accepted log,
+// read.go): as keyOf, its scope's members read from the tree.
 func (k *keys) key(l *log, steps []string, scope *jsontree.Value, name string, slotOnly bool) (raw string, slot int32) {
+	mems := k.mems[:0]
+	for _, m := range scope.Obj() {
+		mems = append(mems, scopeMem{name: m.Name, val: m.Val.Str(), present: m.Val.Present()})
+	}
+	k.mems = mems
+	raw, slot, _ = k.keyOf(l, steps, mems, name, slotOnly)
+	clear(mems)
+	return raw, slot
+}
+
+// keyOf reads a key's identities (FE-R-13): its raw identity, unless slotOnly, and the number of
+// its canonical slot, numbering the slot and recording its canonical scope when it is new. named
+// is how many of the scope's members name a dimension of the log: all of them in a valid key.
+func (k *keys) keyOf(l *log, steps []string, mems []scopeMem, name string, slotOnly bool) (raw string, slot int32, named int) {
 	if !slotOnly {
 		b := k.buf[:0]
 		for _, d := range l.dims {
-			v := scope.Get(d)
-			if !v.Present() {
+			v, ok := find(mems, d)
+			if !ok {
 				b = append(b, '-')
 				continue
 			}
-			b = appendLP(append(b, '+'), v.Str())
+			b = appendLP(append(b, '+'), v)
 		}
 		b = appendLP(b, name)
 		k.buf = b
@@ -189,13 +223,17 @@ func (k *keys) key(l *log, steps []string, scope *jsontree.Value, name string, s
 	}
 	b, spans := k.buf[:0], k.spans[:0]
 	for _, d := range l.dims {
-		v := scope.Get(d)
-		if !v.Present() {
+		v, ok := find(mems, d)
+		if !ok {
+			if _, there := findName(mems, d); there {
+				named++
+			}
 			b = append(b, '-')
 			spans = append(spans, -1, -1)
 			continue
 		}
-		c := canonical(steps, v.Str(), &k.low)
+		named++
+		c := canonical(steps, v, &k.low)
 		b = strconv.AppendInt(append(b, '+'), int64(len(c)), 10)
 		b = append(b, ':')
 		spans = append(spans, len(b), len(b)+len(c))
@@ -204,7 +242,7 @@ func (k *keys) key(l *log, steps []string, scope *jsontree.Value, name string, s
 	b = appendLP(b, canonical(steps, name, &k.low))
 	k.buf, k.spans = b, spans
 	if n, ok := k.slots[string(b)]; ok {
-		return raw, n
+		return raw, n, named
 	}
 	id := k.str(b)
 	slot = int32(len(l.slots))
@@ -218,7 +256,17 @@ func (k *keys) key(l *log, steps []string, scope *jsontree.Value, name string, s
 		// The canonical value is a part of the slot's identity: no copy of its own.
 		l.scopes = append(l.scopes, dimVal{val: id[spans[2*i]:spans[2*i+1]], ok: true})
 	}
-	return raw, slot
+	return raw, slot, named
+}
+
+// findName reports whether a scope has a member named d, null or not.
+func findName(mems []scopeMem, d string) (int, bool) {
+	for i := range mems {
+		if mems[i].name == d {
+			return i, true
+		}
+	}
+	return -1, false
 }
 
 func dimIndex(dims []string, name string) int {
