@@ -154,3 +154,22 @@ func (u *eventUse) str(a *EventActivation, s string) {
 	}
 	a.buf = binary.AppendUvarint(append(a.buf, 'O'), uint64(i))
 }
+
+// ReadsKeys reports whether a subject's predicates may read what a key's identity gives an event
+// (raw_key, grants_cover): a pre-check whose forget decisions read neither need not resolve keys.
+func (ms *MutLogSet) ReadsKeys(subject string) bool {
+	u := ms.uses[subject]
+	if u == nil || !u.ok {
+		return true
+	}
+	for _, tag := range []string{"raw_key", "grants_cover"} {
+		ev, _ := structField(logEventStruct, tag)
+		fg, fgOK := structField(logForgetStruct, tag)
+		for _, f := range u.fields {
+			if (!f.forget && f.off == ev.Offset) || (f.forget && fgOK && f.off == fg.Offset) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -15,7 +15,9 @@ func (x *lexer) readEvents(ms *rules.MutLogSet, l *log) bool {
 		return false
 	}
 	capEvents := ms.Criteria().Caps.EventsPerAudit
-	l.events = make([]event, 0, min(capEvents, 256))
+	// Sized once, by the most events the rest of the text could hold: growing a slice of a
+	// thousand events by copying is most of what reading them would otherwise allocate.
+	l.events = make([]event, 0, min(capEvents, x.r.Remaining()/minEventBytes+1))
 	x.envs = make([]string, 0, 64) // never nil: an empty envelope is a recorded one
 	for r.Array(); r.More(); {
 		if r.Peek() != jsonlex.Object || len(l.events) == capEvents {
@@ -27,6 +29,10 @@ func (x *lexer) readEvents(ms *rules.MutLogSet, l *log) bool {
 	}
 	return len(l.events) > 0
 }
+
+// minEventBytes is the fewest bytes an event the checks accept takes in the text, its comma
+// included: {"op":"reassign","seq":1,"session":{}}, (no key op is shorter).
+const minEventBytes = 39
 
 // eventRead is what readEvent has seen of one event beside the event itself.
 type eventRead struct {

@@ -202,26 +202,11 @@ func (k *keys) key(l *log, steps []string, scope *jsontree.Value, name string, s
 // keyOf reads a key's identities (FE-R-13): its raw identity, unless slotOnly, and the number of
 // its canonical slot, numbering the slot and recording its canonical scope when it is new. named
 // is how many of the scope's members name a dimension of the log: all of them in a valid key.
+// Both identities are written alike, so a key that canonicalization leaves as it is (most of
+// them) has its slot's identity as its raw one, with no second identity built or looked up.
 func (k *keys) keyOf(l *log, steps []string, mems []scopeMem, name string, slotOnly bool) (raw string, slot int32, named int) {
-	if !slotOnly {
-		b := k.buf[:0]
-		for _, d := range l.dims {
-			v, ok := find(mems, d)
-			if !ok {
-				b = append(b, '-')
-				continue
-			}
-			b = appendLP(append(b, '+'), v)
-		}
-		b = appendLP(b, name)
-		k.buf = b
-		var ok bool
-		if raw, ok = k.raws[string(b)]; !ok {
-			raw = k.str(b)
-			k.raws[raw] = raw
-		}
-	}
 	b, spans := k.buf[:0], k.spans[:0]
+	same := true
 	for _, d := range l.dims {
 		v, ok := find(mems, d)
 		if !ok {
@@ -234,18 +219,39 @@ func (k *keys) keyOf(l *log, steps []string, mems []scopeMem, name string, slotO
 		}
 		named++
 		c := canonical(steps, v, &k.low)
+		same = same && unchanged(v, c)
 		b = strconv.AppendInt(append(b, '+'), int64(len(c)), 10)
 		b = append(b, ':')
 		spans = append(spans, len(b), len(b)+len(c))
 		b = append(b, c...)
 	}
-	b = appendLP(b, canonical(steps, name, &k.low))
+	c := canonical(steps, name, &k.low)
+	same = same && unchanged(name, c)
+	b = appendLP(b, c)
 	k.buf, k.spans = b, spans
-	if n, ok := k.slots[string(b)]; ok {
-		return raw, n, named
+	n, ok := k.slots[string(b)]
+	if !ok {
+		n = k.newSlot(l, b, spans)
 	}
+	switch {
+	case slotOnly:
+	case same:
+		raw = l.slots[n]
+	default:
+		raw = k.rawOf(l, mems, name)
+	}
+	return raw, n, named
+}
+
+// unchanged reports whether canonical handed back its input c == s as it was.
+func unchanged(s, c string) bool {
+	return len(s) == len(c) && (len(s) == 0 || unsafe.StringData(s) == unsafe.StringData(c))
+}
+
+// newSlot numbers the slot whose identity is b and records its canonical scope.
+func (k *keys) newSlot(l *log, b []byte, spans []int) int32 {
 	id := k.str(b)
-	slot = int32(len(l.slots))
+	slot := int32(len(l.slots))
 	k.slots[id] = slot
 	l.slots = append(l.slots, id)
 	for i := range l.dims {
@@ -256,7 +262,28 @@ func (k *keys) keyOf(l *log, steps []string, mems []scopeMem, name string, slotO
 		// The canonical value is a part of the slot's identity: no copy of its own.
 		l.scopes = append(l.scopes, dimVal{val: id[spans[2*i]:spans[2*i+1]], ok: true})
 	}
-	return raw, slot, named
+	return slot
+}
+
+// rawOf is the raw identity of a key that canonicalization changes, kept once per distinct key.
+func (k *keys) rawOf(l *log, mems []scopeMem, name string) string {
+	b := k.buf[:0]
+	for _, d := range l.dims {
+		v, ok := find(mems, d)
+		if !ok {
+			b = append(b, '-')
+			continue
+		}
+		b = appendLP(append(b, '+'), v)
+	}
+	b = appendLP(b, name)
+	k.buf = b
+	raw, ok := k.raws[string(b)]
+	if !ok {
+		raw = k.str(b)
+		k.raws[raw] = raw
+	}
+	return raw
 }
 
 // findName reports whether a scope has a member named d, null or not.

@@ -488,3 +488,6 @@ func (r *Reader) unique(name string) bool {
 	set[name] = struct{}{}
 	return true
 }
+
+// Remaining is how many bytes of the text are not read yet.
+func (r *Reader) Remaining() int { return len(r.src) - r.i }
