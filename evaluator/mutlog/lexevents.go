@@ -242,7 +242,9 @@ func (x *lexer) resolveKeys(ms *rules.MutLogSet, l *log) bool {
 	steps := ms.Criteria().Canonicalization
 	k := getKeys()
 	defer releaseKeys(k)
-	l.slots = make([]string, 0, len(l.events)/2+len(l.snapshot))
+	// Keys repeat: a max-size log names a few hundred slots in two thousand keys. A larger log of
+	// slots grows the slices once or twice.
+	l.slots = make([]string, 0, (len(x.keys)+len(x.snaps))/2+8)
 	l.scopes = make([]dimVal, 0, cap(l.slots)*len(l.dims))
 	ki := 0
 	for i := range l.events {

@@ -12,6 +12,7 @@ package jsonlex
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -261,10 +262,7 @@ func (r *Reader) Str() string {
 		return ""
 	}
 	start := r.i + 1
-	j := start
-	for j < len(r.src) && plain[r.src[j]] {
-		j++
-	}
+	j := skipPlain(r.src, start)
 	if j < len(r.src) && r.src[j] == '"' {
 		r.i = j + 1
 		return r.src[start:j]
@@ -274,6 +272,31 @@ func (r *Reader) Str() string {
 	}
 	r.fail() // a control character or the end of the text
 	return ""
+}
+
+// Masks for skipPlain's eight bytes at a time.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// hasByteBelow reports whether a byte of w is below n (n at most 0x80); a false report of one is
+// possible only above a true one, which the byte loop after it finds.
+func hasByteBelow(w uint64, n byte) bool { return (w-ones*uint64(n))&^w&highs != 0 }
+
+// skipPlain returns the index of the first byte of s at or after j that a string's body may not
+// hold as it is, or len(s): eight bytes at a time while none of them is one.
+func skipPlain(s string, j int) int {
+	for ; j+8 <= len(s); j += 8 {
+		w := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[j:]), 8))
+		if hasByteBelow(w, 0x20) || hasByteBelow(w^(ones*'"'), 1) || hasByteBelow(w^(ones*'\\'), 1) {
+			break
+		}
+	}
+	for j < len(s) && plain[s[j]] {
+		j++
+	}
+	return j
 }
 
 // escaped reads the rest of a string that has an escape at j.
