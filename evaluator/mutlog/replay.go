@@ -127,9 +127,21 @@ func asciiLower(s string, scratch *[]byte) string {
 }
 
 func appendLP(b []byte, s string) []byte {
-	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = appendLen(b, len(s))
 	b = append(b, ':')
 	return append(b, s...)
+}
+
+// appendLen writes n in decimal: by hand below 100 (every key part of a real log), as
+// strconv.AppendInt would.
+func appendLen(b []byte, n int) []byte {
+	switch {
+	case n < 10:
+		return append(b, byte('0'+n))
+	case n < 100:
+		return append(b, byte('0'+n/10), byte('0'+n%10))
+	}
+	return strconv.AppendInt(b, int64(n), 10)
 }
 
 // keys numbers one export's canonical slots and keeps one copy of each distinct raw key. A
@@ -220,7 +232,7 @@ func (k *keys) keyOf(l *log, steps []string, mems []scopeMem, name string, slotO
 		named++
 		c := canonical(steps, v, &k.low)
 		same = same && unchanged(v, c)
-		b = strconv.AppendInt(append(b, '+'), int64(len(c)), 10)
+		b = appendLen(append(b, '+'), len(c))
 		b = append(b, ':')
 		spans = append(spans, len(b), len(b)+len(c))
 		b = append(b, c...)
