@@ -539,3 +539,10 @@ func (r *Reader) nameOf(n nameRef) string {
 
 // Remaining is how many bytes of the text are not read yet.
 func (r *Reader) Remaining() int { return len(r.src) - r.i }
+
+// Offset is where the next value starts in the text, once Peek has skipped the whitespace
+// before it; after a value, where it ended.
+func (r *Reader) Offset() int { return r.i }
+
+// Text is the text between two offsets, as written (escapes and all).
+func (r *Reader) Text(from, to int) string { return r.src[from:to] }
