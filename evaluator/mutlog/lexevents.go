@@ -23,6 +23,9 @@ func (x *lexer) readEvents(ms *rules.MutLogSet, l *log) bool {
 		if r.Peek() != jsonlex.Object || len(l.events) == capEvents {
 			return false
 		}
+		if len(l.events) == cap(l.events) {
+			l.events = slices.Grow(l.events, 1) // more than the estimate: a refused log's
+		}
 		if !x.readEvent(l) {
 			return false
 		}
@@ -48,7 +51,11 @@ type eventRead struct {
 // (the dimensions, the table) is recorded for resolve.
 func (x *lexer) readEvent(l *log) bool {
 	r := &x.r
-	var ev event
+	// The event is read in place, where append would put it: no copy of it afterwards.
+	n := len(l.events)
+	l.events = l.events[:n+1]
+	ev := &l.events[n]
+	*ev = event{}
 	var s eventRead
 	envLo := len(x.envs)
 	for r.Object(); ; {
@@ -56,7 +63,7 @@ func (x *lexer) readEvent(l *log) bool {
 		if !more {
 			break
 		}
-		if !x.eventMember(name, &ev, &s) || r.Failed() {
+		if !x.eventMember(name, ev, &s) || r.Failed() {
 			return false
 		}
 	}
@@ -99,7 +106,6 @@ func (x *lexer) readEvent(l *log) bool {
 		x.envs = x.envs[:envLo]
 	}
 	ev.checked = ev.checked && spec.AuthorityCheck
-	l.events = append(l.events, ev)
 	return true
 }
 

@@ -263,10 +263,19 @@ var plain = func() (t [256]bool) {
 // Str reads a string and returns its value: a part of the text when it has no escape, else a
 // string of its own.
 func (r *Reader) Str() string {
-	if r.Peek() != String {
+	if r.failed {
+		return ""
+	}
+	r.space()
+	if r.i >= len(r.src) || r.src[r.i] != '"' {
 		r.fail()
 		return ""
 	}
+	return r.str()
+}
+
+// str reads the string whose opening quote is at r.i.
+func (r *Reader) str() string {
 	start := r.i + 1
 	j := skipPlain(r.src, start)
 	if j < len(r.src) && r.src[j] == '"' {
@@ -468,11 +477,12 @@ func (r *Reader) Member() (name string, ok bool) {
 	if !r.next(true) {
 		return "", false
 	}
-	if r.Peek() != String {
+	r.space() // next left r.i after the comma
+	if r.i >= len(r.src) || r.src[r.i] != '"' {
 		r.fail()
 		return "", false
 	}
-	name = r.Str()
+	name = r.str()
 	if r.failed || !r.unique(name) {
 		r.fail()
 		return "", false
