@@ -51,11 +51,11 @@ type eventRead struct {
 // (the dimensions, the table) is recorded for resolve.
 func (x *lexer) readEvent(l *log) bool {
 	r := &x.r
-	// The event is read in place, where append would put it: no copy of it afterwards.
+	// The event is read in place, where append would put it: no copy of it afterwards, and no
+	// clearing either: past its length the slice is as make and slices.Grow left it, zero.
 	n := len(l.events)
 	l.events = l.events[:n+1]
 	ev := &l.events[n]
-	*ev = event{}
 	var s eventRead
 	envLo := len(x.envs)
 	for r.Object(); ; {
