@@ -67,6 +67,9 @@ type Reader struct {
 	escNames []string  // the names among them that had escapes
 	sets     []map[string]struct{}
 	buf      []byte // unescaping scratch
+	// arena holds the unescaped strings of one text, a chunk at a time: written once, never
+	// reused for another text (Reset drops it), so the strings cut from it stay as they are.
+	arena []byte
 }
 
 // Reset starts reading text, refusing it at once when it is not UTF-8 or starts with a byte-order
@@ -77,7 +80,7 @@ func (r *Reader) Reset(text []byte, maxDepth int) {
 	for _, s := range r.sets {
 		clear(s) // a text that failed inside a large object left its names
 	}
-	r.src, r.i, r.maxDepth, r.failed = "", 0, maxDepth, false
+	r.src, r.i, r.maxDepth, r.failed, r.arena = "", 0, maxDepth, false, nil
 	if len(text) > maxLen || !utf8.Valid(text) || bytes.HasPrefix(text, []byte("\xef\xbb\xbf")) {
 		r.failed = true
 		return
@@ -88,7 +91,7 @@ func (r *Reader) Reset(text []byte, maxDepth int) {
 // Release drops what the reader holds of the last text, so that a pooled reader keeps none of it.
 func (r *Reader) Release() {
 	clear(r.escNames[:cap(r.escNames)])
-	r.src, r.names, r.stack, r.escNames = "", r.names[:0], r.stack[:0], r.escNames[:0]
+	r.src, r.names, r.stack, r.escNames, r.arena = "", r.names[:0], r.stack[:0], r.escNames[:0], nil
 	for _, s := range r.sets {
 		clear(s)
 	}
@@ -323,7 +326,7 @@ func (r *Reader) escaped(start, j int) string {
 		switch {
 		case c == '"':
 			r.i = j + 1
-			return string(b)
+			return r.keep(b)
 		case c < 0x20:
 			r.fail()
 			return ""
@@ -365,6 +368,19 @@ func (r *Reader) escaped(start, j int) string {
 	}
 	r.fail()
 	return ""
+}
+
+// keep copies an unescaped string into the arena.
+func (r *Reader) keep(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if cap(r.arena)-len(r.arena) < len(b) {
+		r.arena = make([]byte, 0, max(len(b), 4096))
+	}
+	at := len(r.arena)
+	r.arena = append(r.arena, b...)
+	return unsafe.String(&r.arena[at], len(b))
 }
 
 // unicode reads a \u escape at j, with the low half of a surrogate pair after it: the character
