@@ -50,14 +50,16 @@ type WholePartInfo struct {
 // WholeReport is the result of a local whole-store check: the report of the parts analysed as one
 // export, under the statement of what it is not.
 type WholeReport struct {
-	Kind string `json:"kind"`
 	// Mode says plainly that this is a local check beyond the published caps, not a signed audit.
 	Mode string `json:"mode"`
 	// Certification is the criteria's own sentence that a report is never a whole-store
 	// certification, read from its scope text.
 	Certification string          `json:"certification"`
+	Kind          string          `json:"kind"`
 	Parts         []WholePartInfo `json:"parts"`
 	Report        *Report         `json:"report"`
+	// Closing repeats Mode and Certification last, so that the output ends as it begins.
+	Closing string `json:"closing"`
 }
 
 // WholeRefusal is a refusal of one part by a rule that is not about the caps.
@@ -73,6 +75,16 @@ const WholeKind = "local_whole_store_check"
 // for a criteria revision whose id is id.
 func WholeMode(id string) string {
 	return "local whole-store check beyond the published caps — not a signed " + id + " audit"
+}
+
+// WholeNotice is the one line that opens and closes every output of the check: WholeMode, then
+// the criteria's own words that a report is never a whole-store certification.
+func WholeNotice(c *rules.Criteria) string {
+	n := WholeMode(c.CriteriaID) + "."
+	if cert := WholeCertification(c); cert != "" {
+		n += " " + cert
+	}
+	return n
 }
 
 // WholeCertification is the sentence of the criteria's scope text that says a report is never a
@@ -129,8 +141,9 @@ func AuditWhole(ps *rules.ProgramSet, parts []WholePart, checkEnd time.Time) (*W
 		return nil, nil, err
 	}
 	c := ps.Criteria()
-	return &WholeReport{Kind: WholeKind, Mode: WholeMode(c.CriteriaID), Certification: WholeCertification(c),
-		Parts: infos, Report: rep}, nil, nil
+	mode, cert := WholeMode(c.CriteriaID), WholeCertification(c)
+	return &WholeReport{Mode: mode, Certification: cert, Kind: WholeKind, Parts: infos, Report: rep,
+		Closing: WholeNotice(c)}, nil, nil
 }
 
 // key128 is a keyed 128-bit hash of a string: two maphash values under two per-run seeds.
