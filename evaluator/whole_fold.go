@@ -247,19 +247,13 @@ func (f *wholeFold) eval(raw *jsontree.Value, rawBytes []byte) error {
 	r.facts.InGlobalClaimIDs = x.manifest.globalClaimIDs[r.id]
 	r.facts.SupersedesTarget = f.idx.superseded(r.id)
 	act.Record = &r.facts
-	if _, err := ps.EvalLiveness(act); err != nil {
-		return err
-	}
-	if err := ps.EvalRecord(act); err != nil {
+	applies, err := ps.EvalRecordStage(act)
+	if err != nil {
 		return err
 	}
 	r.live = act.Live
 	slots := act.Values()
 	f.count(r, act)
-	applies, err := ps.EvalApplies(act)
-	if err != nil {
-		return err
-	}
 	if applies != 0 {
 		f.checked++
 	}
