@@ -22,7 +22,8 @@ type wholeFold struct {
 
 	slabs jsontree.Slabs
 	ar    arena
-	mini  []byte // one record under the header members its refusal rules read
+	mini  []byte // the start of an export holding the header members the refusal rules read
+	b     batch
 	// recordCodes and headerCodes are the criteria's refusal rules that are not about the caps,
 	// in their order, split by what they read.
 	recordCodes, headerCodes []string
@@ -103,8 +104,12 @@ func (f *wholeFold) foldPart(p WholePart, i int) (*WholeRefusal, error) {
 			return f.record(n, raw, fails)
 		},
 	}
+	f.b.ends = f.b.ends[:0]
 	if _, ref, err := readPart(p, hooks); ref != nil || err != nil {
 		return ref, err
+	}
+	if err := f.flush(fails); err != nil {
+		return readError(p, err)
 	}
 	for _, c := range f.ps.Criteria().Refusals {
 		if at, ok := fails[c]; ok {
@@ -182,34 +187,90 @@ func quote(s string) []byte {
 	return b
 }
 
-// record checks one record of a part and, when neither it nor its part is refused, evaluates it.
+// batch gathers records to be decoded together: one decode per batch instead of one per record.
+type batch struct {
+	buf   []byte // a prefix, then the records, comma-separated
+	head  int    // the prefix's length
+	ends  []int  // where each record's bytes end in buf
+	first int    // the part's index of the batch's first record
+}
+
+// batchRecords and batchBytes bound a batch: a few hundred records, never much more than a
+// max-size export's bytes.
+const (
+	batchRecords = 512
+	batchBytes   = 256 << 10
+)
+
+func (b *batch) reset(prefix []byte, first int) {
+	b.buf, b.head, b.ends, b.first = append(b.buf[:0], prefix...), len(prefix), b.ends[:0], first
+}
+
+// add appends a record and reports whether the batch is full.
+func (b *batch) add(raw []byte) bool {
+	if len(b.ends) > 0 {
+		b.buf = append(b.buf, ',')
+	}
+	b.buf = append(b.buf, raw...)
+	b.ends = append(b.ends, len(b.buf))
+	return len(b.ends) >= batchRecords || len(b.buf)-b.head >= batchBytes
+}
+
+// raw is the bytes of the batch's k-th record.
+func (b *batch) raw(k int) []byte {
+	start := b.head
+	if k > 0 {
+		start = b.ends[k-1] + 1
+	}
+	return b.buf[start:b.ends[k]]
+}
+
+// record adds one record of a part to the batch, checking and evaluating the batch when it is full.
 func (f *wholeFold) record(n int, raw []byte, fails partFailures) error {
-	head := len(f.mini)
-	f.mini = append(append(f.mini, raw...), "]}"...)
-	defer func() { f.mini = f.mini[:head] }()
+	if len(f.b.ends) == 0 {
+		f.b.reset(f.mini, n)
+	}
+	if f.b.add(raw) {
+		return f.flush(fails)
+	}
+	return nil
+}
+
+// flush runs the refusal rules on the batch's records and, when neither they nor their part is
+// refused, evaluates each.
+func (f *wholeFold) flush(fails partFailures) error {
+	b := &f.b
+	if len(b.ends) == 0 {
+		return nil
+	}
+	defer func() { b.ends = b.ends[:0] }()
+	b.buf = append(b.buf, "]}"...)
 	f.slabs.Reset()
-	top, err := jsontree.Decode(f.mini, jsontree.Options{MaxDepth: f.depth}, &f.slabs)
+	top, err := jsontree.Decode(b.buf, jsontree.Options{MaxDepth: f.depth}, &f.slabs)
 	if err != nil {
 		return errSyntax
 	}
-	ok := true
 	for _, c := range f.recordCodes {
 		if c == "record_id_duplicate" {
 			continue // pass 1 found the first
 		}
-		if failed, _ := checks[c](f.ps, &top); failed {
-			fails.add(c, n)
-			ok = false
+		if failed, at := checks[c](f.ps, &top); failed {
+			fails.add(c, b.first+at)
 		}
 	}
-	if failed, _ := f.freeText(&top); failed {
-		fails.add("declared_scope_keys_invalid", n)
-		ok = false
+	if failed, at := f.freeText(&top); failed {
+		fails.add("declared_scope_keys_invalid", b.first+at)
 	}
-	if !ok || len(fails) > 0 || f.x == nil {
+	if len(fails) > 0 || f.x == nil {
 		return nil // the part is refused: its records are not evaluated
 	}
-	return f.eval(&top.Get("records").Arr()[0], raw)
+	recs := top.Get("records").Arr()
+	for k := range recs {
+		if err := f.eval(&recs[k], b.raw(k)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // freeText is the record-level half of declared_scope_keys_invalid, on one record.

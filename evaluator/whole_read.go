@@ -193,8 +193,12 @@ func (h *wholeHeader) str(name string) string {
 func (idx *wholeIndex) indexPart(ps *rules.ProgramSet, p WholePart, i int) (*WholeRefusal, error) {
 	hdr := &wholeHeader{raw: map[string][]byte{}}
 	pi := partIndex{dupAt: -1, hdr: hdr}
-	var slabs jsontree.Slabs
-	depth := ps.Criteria().Caps.JSONDepth - 2
+	var (
+		slabs jsontree.Slabs
+		b     batch
+	)
+	// The records are decoded a batch at a time, as an array: one level above a record.
+	depth := ps.Criteria().Caps.JSONDepth - 1
 	content, retry := "", false
 	hooks := scanHooks{
 		member: func(name string, raw []byte) {
@@ -211,10 +215,11 @@ func (idx *wholeIndex) indexPart(ps *rules.ProgramSet, p WholePart, i int) (*Who
 			return false
 		},
 		record: func(n int, raw []byte) error {
-			slabs.Reset()
-			rec, err := jsontree.Decode(raw, jsontree.Options{MaxDepth: depth}, &slabs)
-			if err == nil {
-				idx.indexRecord(&pi, n, &rec, content)
+			if len(b.ends) == 0 {
+				b.reset([]byte{'['}, n)
+			}
+			if b.add(raw) {
+				idx.indexBatch(&pi, &b, &slabs, depth, content)
 			}
 			return nil
 		},
@@ -223,6 +228,7 @@ func (idx *wholeIndex) indexPart(ps *rules.ProgramSet, p WholePart, i int) (*Who
 	if ref != nil || err != nil {
 		return ref, err
 	}
+	idx.indexBatch(&pi, &b, &slabs, depth, content)
 	if retry {
 		if form, ok := ps.Criteria().Forms[hdr.str("form")]; ok {
 			content = form.ContentField
@@ -231,6 +237,7 @@ func (idx *wholeIndex) indexPart(ps *rules.ProgramSet, p WholePart, i int) (*Who
 		if n, ref, err = readPart(p, hooks); ref != nil || err != nil {
 			return ref, err
 		}
+		idx.indexBatch(&pi, &b, &slabs, depth, content)
 	}
 	pi.records, hdr.records = n, n
 	idx.parts = append(idx.parts, pi)
@@ -251,26 +258,44 @@ func readPart(p WholePart, h scanHooks) (int, *WholeRefusal, error) {
 	}
 	defer rc.Close()
 	n, err := scanPart(rc, h)
-	switch {
-	case errors.Is(err, errSyntax):
-		return n, &WholeRefusal{Part: p.Name, Refusal: newRefusal("export_required")}, nil
-	case err != nil:
-		var ref *wholeRefused
-		if errors.As(err, &ref) {
-			return n, &WholeRefusal{Part: p.Name, Refusal: ref.r}, nil
-		}
-		if errors.Is(err, rules.ErrRuleFailed) {
-			return n, nil, err
-		}
-		return n, nil, partError(p.Name, err)
+	if err != nil {
+		ref, err := readError(p, err)
+		return n, ref, err
 	}
 	return n, nil, nil
 }
 
-// wholeRefused carries a refusal out of a record hook.
-type wholeRefused struct{ r *Refusal }
+// readError turns what reading part p met into a refusal or an error.
+func readError(p WholePart, err error) (*WholeRefusal, error) {
+	switch {
+	case err == nil:
+		return nil, nil
+	case errors.Is(err, errSyntax):
+		return &WholeRefusal{Part: p.Name, Refusal: newRefusal("export_required")}, nil
+	case errors.Is(err, rules.ErrRuleFailed):
+		return nil, err
+	}
+	return nil, partError(p.Name, err)
+}
 
-func (w *wholeRefused) Error() string { return w.r.Rule }
+// indexBatch decodes a batch of records and adds each to the index. A batch that does not decode
+// is left out: pass 2 refuses its part.
+func (idx *wholeIndex) indexBatch(pi *partIndex, b *batch, slabs *jsontree.Slabs, depth int, content string) {
+	if len(b.ends) == 0 {
+		return
+	}
+	defer func() { b.ends = b.ends[:0] }()
+	b.buf = append(b.buf, ']')
+	slabs.Reset()
+	arr, err := jsontree.Decode(b.buf, jsontree.Options{MaxDepth: depth}, slabs)
+	if err != nil {
+		return
+	}
+	recs := arr.Arr()
+	for k := range recs {
+		idx.indexRecord(pi, b.first+k, &recs[k], content)
+	}
+}
 
 // indexRecord adds one record to the index; a record the service would refuse is left to pass 2.
 func (idx *wholeIndex) indexRecord(pi *partIndex, n int, rec *jsontree.Value, content string) {
