@@ -1,10 +1,12 @@
 package evaluator
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -149,16 +151,26 @@ func AuditWhole(ps *rules.ProgramSet, parts []WholePart, checkEnd time.Time) (*W
 // key128 is a keyed 128-bit hash of a string: two maphash values under two per-run seeds.
 type key128 struct{ a, b uint64 }
 
-// wholeIndex is what pass 1 learns of all the parts.
+// wholeIndex is what pass 1 learns of all the parts. Ids and content keys are gathered as flat
+// lists of hashes (16 bytes a record, with the id's place) and sorted once at the end: a map of a
+// million keys would take three to four times the memory.
 type wholeIndex struct {
 	s1, s2   maphash.Seed
-	ids      map[key128]struct{}
-	contents map[key128]uint8 // records per content key, saturating at 2
-	targets  map[key128]uint8 // supersedes targets: bit 0 named, bit 1 named by another record
+	idAt     []idPlace // every record id and its place, until finish
+	ids      []key128  // the distinct ids, sorted (after finish)
+	contents []key128  // every record's content key; sorted and distinct after finish
+	repeated map[key128]struct{} // the content keys of two records or more (after finish)
+	targets  map[key128]uint8    // supersedes targets: bit 0 named, bit 1 named by another record
 	pointers map[key128]struct{}
 	parts    []partIndex
 	header   *wholeHeader // the first part's
 	dangling int
+}
+
+// idPlace is a record id's hash and where the record stands.
+type idPlace struct {
+	k           key128
+	part, index int32
 }
 
 // partIndex is what pass 1 learns of one part.
@@ -169,32 +181,84 @@ type partIndex struct {
 }
 
 func newWholeIndex() *wholeIndex {
-	return &wholeIndex{s1: maphash.MakeSeed(), s2: maphash.MakeSeed(), ids: map[key128]struct{}{},
-		contents: map[key128]uint8{}, targets: map[key128]uint8{}, pointers: map[key128]struct{}{}}
+	return &wholeIndex{s1: maphash.MakeSeed(), s2: maphash.MakeSeed(), repeated: map[key128]struct{}{},
+		targets: map[key128]uint8{}, pointers: map[key128]struct{}{}}
 }
 
 func (idx *wholeIndex) key(s string) key128 {
 	return key128{maphash.String(idx.s1, s), maphash.String(idx.s2, s)}
 }
 
+func compareKeys(a, b key128) int {
+	if c := cmp.Compare(a.a, b.a); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.b, b.b)
+}
+
+// has reports whether the sorted list keys holds k.
+func has(keys []key128, k key128) bool {
+	_, ok := slices.BinarySearchFunc(keys, k, compareKeys)
+	return ok
+}
+
 // superseded reports whether another record's supersedes names id.
-func (idx *wholeIndex) superseded(id string) bool { return idx.targets[idx.key(id)]&2 != 0 }
+func (idx *wholeIndex) superseded(id string) bool {
+	return len(idx.targets) > 0 && idx.targets[idx.key(id)]&2 != 0
+}
 
 // kept reports whether a record takes part in a cross-record decision: its content key occurs
 // twice or more, it holds a pointer, or a pointer names it.
 func (idx *wholeIndex) kept(id, content string, pointer bool) bool {
-	if pointer || idx.contents[idx.key(content)] >= 2 {
+	if pointer {
 		return true
+	}
+	if _, ok := idx.repeated[idx.key(content)]; ok {
+		return true
+	}
+	if len(idx.pointers) == 0 {
+		return false
 	}
 	_, named := idx.pointers[idx.key(id)]
 	return named
 }
 
-// finish settles what needs every part: the dangling supersedes targets.
+// finish settles what needs every part: the ids an earlier record has (record_id_duplicate, in
+// each part its first), the distinct ids and content keys, the repeated content keys, and the
+// dangling supersedes targets.
 func (idx *wholeIndex) finish() {
+	slices.SortFunc(idx.idAt, func(a, b idPlace) int {
+		if c := compareKeys(a.k, b.k); c != 0 {
+			return c
+		}
+		return cmp.Or(cmp.Compare(a.part, b.part), cmp.Compare(a.index, b.index))
+	})
+	ids := make([]key128, 0, len(idx.idAt))
+	for i, p := range idx.idAt {
+		if i > 0 && p.k == idx.idAt[i-1].k {
+			// Not the first record with this id: a duplicate where it stands.
+			if pi := &idx.parts[p.part]; pi.dupAt < 0 || int(p.index) < pi.dupAt {
+				pi.dupAt = int(p.index)
+			}
+			continue
+		}
+		ids = append(ids, p.k)
+	}
+	idx.idAt, idx.ids = nil, ids
+	slices.SortFunc(idx.contents, compareKeys)
+	n := 0
+	for i, k := range idx.contents {
+		if i > 0 && k == idx.contents[i-1] {
+			idx.repeated[k] = struct{}{}
+			continue
+		}
+		idx.contents[n] = k
+		n++
+	}
+	idx.contents = slices.Clip(idx.contents[:n])
 	idx.dangling = 0
 	for k := range idx.targets {
-		if _, ok := idx.ids[k]; !ok {
+		if !has(idx.ids, k) {
 			idx.dangling++
 		}
 	}

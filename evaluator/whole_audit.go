@@ -19,11 +19,10 @@ var errWholeKept = errors.New("whole-store check: the kept records do not decode
 func (f *wholeFold) audit(checkEnd time.Time) (*Report, error) {
 	ps := f.ps
 	w := ps.Criteria().Words
-	recs := make([]byte, 0, len(f.kept)+2)
-	recs = append(append(append(recs, '['), f.kept...), ']')
+	body := f.idx.header.top([]byte{'['}, f.kept, []byte{']'})
 	f.kept = nil
 	b := getBuffers()
-	top, err := jsontree.Decode(f.idx.header.top(string(recs)), jsontree.Options{MaxDepth: f.depth, Owned: true}, &b.slabs)
+	top, err := jsontree.Decode(body, jsontree.Options{MaxDepth: f.depth, Owned: true}, &b.slabs)
 	if err != nil {
 		b.release()
 		return nil, errWholeKept
@@ -103,12 +102,12 @@ func (f *wholeFold) declaredAbsent() map[string]int {
 		}
 	}
 	for _, k := range x.manifest.keyEntries {
-		if _, ok := idx.contents[idx.key(k)]; !ok {
+		if !has(idx.contents, idx.key(k)) {
 			ka++
 		}
 	}
 	for _, id := range x.manifest.idEntries {
-		if _, ok := idx.ids[idx.key(id)]; !ok {
+		if !has(idx.ids, idx.key(id)) {
 			ia++
 		}
 	}

@@ -126,9 +126,9 @@ func (f *wholeFold) foldPart(p WholePart, i int) (*WholeRefusal, error) {
 // headerChecks runs the refusal rules about the part as a whole on its header, with a records
 // array standing for its records (their number is all those rules read).
 func (f *wholeFold) headerChecks(hdr *wholeHeader, fails partFailures) (*jsontree.Value, error) {
-	recs := "[]"
+	recs := []byte("[]")
 	if hdr.records > 0 {
-		recs = "[null]"
+		recs = []byte("[null]")
 	}
 	var s jsontree.Slabs
 	top, err := jsontree.Decode(hdr.top(recs), jsontree.Options{MaxDepth: f.depth}, &s)
@@ -146,7 +146,7 @@ func (f *wholeFold) headerChecks(hdr *wholeHeader, fails partFailures) (*jsontre
 // start builds the header's model from the first part that passes its header rules.
 func (f *wholeFold) start() {
 	var s jsontree.Slabs
-	empty, _ := jsontree.Decode(f.idx.header.top("[]"), jsontree.Options{MaxDepth: f.depth}, &s)
+	empty, _ := jsontree.Decode(f.idx.header.top([]byte("[]")), jsontree.Options{MaxDepth: f.depth}, &s)
 	f.x = newExport(f.ps, &empty, getBuffers())
 	f.contentField = f.ps.Criteria().Forms[f.x.scope.Form].ContentField
 	spec := f.ps.Criteria().Families[f.x.scope.Family]

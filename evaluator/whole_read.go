@@ -151,15 +151,29 @@ func canonicalJSON(raw []byte) []byte {
 	return v
 }
 
-// top writes the header as an export whose records member is recs (nothing: no records member
-// unless the part's was not an array, which is then written as it was).
-func (h *wholeHeader) top(recs string) []byte {
-	b := []byte{'{'}
-	for _, n := range h.names {
-		b = appendMember(b, n, h.raw[n])
+// top writes the header as an export whose records member is the concatenation of recs (no
+// records member when recs is empty, unless the part's was not an array, which is then written as
+// it was).
+func (h *wholeHeader) top(recs ...[]byte) []byte {
+	n := 2
+	for _, r := range recs {
+		n += len(r)
 	}
-	if h.array && recs != "" {
-		b = appendMember(b, "records", []byte(recs))
+	for _, m := range h.names {
+		n += len(m) + len(h.raw[m]) + 8
+	}
+	b := make([]byte, 1, n+16)
+	b[0] = '{'
+	for _, m := range h.names {
+		b = appendMember(b, m, h.raw[m])
+	}
+	if h.array && len(recs) > 0 {
+		b, _ = jsontext.AppendQuote(b, "records")
+		b = append(b, ':')
+		for _, r := range recs {
+			b = append(b, r...)
+		}
+		b = append(b, ',')
 	}
 	if len(b) == 1 {
 		return append(b, '}')
@@ -304,17 +318,10 @@ func (idx *wholeIndex) indexRecord(pi *partIndex, n int, rec *jsontree.Value, co
 	}
 	id := rec.Get("id")
 	if id.Kind() == jsontree.String {
-		k := idx.key(id.Str())
-		if _, dup := idx.ids[k]; dup && pi.dupAt < 0 {
-			pi.dupAt = n
-		}
-		idx.ids[k] = struct{}{}
+		idx.idAt = append(idx.idAt, idPlace{k: idx.key(id.Str()), part: int32(len(idx.parts)), index: int32(n)})
 	}
 	if content != "" {
-		k := idx.key(rec.Get(content).Str())
-		if c := idx.contents[k]; c < 2 {
-			idx.contents[k] = c + 1
-		}
+		idx.contents = append(idx.contents, idx.key(rec.Get(content).Str()))
 	}
 	s := rec.Get("supersedes")
 	targets := s.Arr()
