@@ -19,6 +19,8 @@ type buffers struct {
 	strs    []string
 	slots   []rules.SlotValues
 	applies []uint32
+	groups  []recordGroup // the groups of clusters and duplicates, one after the other
+	next    []int32
 
 	byID      map[string]int
 	contents  map[string]int32

@@ -178,6 +178,7 @@ type state struct {
 	scratch [5][]string
 	clAct   *rules.ClusterActivation // one per export: it memoizes the cluster decisions
 	copies  []int
+	members []Member // the report's cluster members, one array cut per cluster
 
 	eligible, scopedEligible, templates, sourcePassages int
 	referrals                                           []string
