@@ -13,6 +13,9 @@ import (
 // them each time. Nothing a result carries points into them (results hold strings only).
 type buffers struct {
 	slabs jsontree.Slabs // the value tree's arrays and objects
+	// body is the copy of a body that was not handed over, for an answer given within the call
+	// (prepare's whole); nothing the answer keeps points into it (export.rehome).
+	body []byte
 
 	records []record
 	facts   []rules.Value
@@ -57,6 +60,8 @@ func (b *buffers) release() {
 		return
 	}
 	b.slabs.Reset()
+	clear(b.body) // no export's bytes stay behind in an idle buffer
+	b.body = b.body[:0]
 	clear(b.records)
 	clear(b.facts)
 	clear(b.strs)
