@@ -29,6 +29,7 @@ type buffers struct {
 	contents  map[string]int32
 	interned  map[string]int32
 	internedS []string
+	tuples    []tupleFacts
 }
 
 // freeBuffers keeps as many idle buffers as there are CPUs (a server evaluates that many exports at

@@ -25,6 +25,7 @@ type export struct {
 	interned  []string
 	contents  map[string]int32 // content keys, by id
 	scratch   [3][]byte
+	tuples    []tupleFacts // by interned tuple number (keyScope)
 }
 
 // record is one submitted record.
@@ -79,7 +80,7 @@ func newExport(ps *rules.ProgramSet, top *jsontree.Value, b *buffers) *export {
 		letta: spec.Scope == "attached_to",
 		b:     b,
 		strs:  b.interned, interned: b.internedS[:0],
-		byID: b.byID, contents: b.contents,
+		byID: b.byID, contents: b.contents, tuples: b.tuples[:0],
 	}
 	m := top.Get("manifest")
 	x.readManifest(m)
@@ -191,12 +192,35 @@ func (x *export) keyScope(r *record, standIns map[string]string, global string) 
 		n++
 	}
 	r.tuple, r.tid = x.intern(tuple)
-	r.keySet, _ = x.intern(keys)
+	// The tuple spells the keys and the values: a tuple met before has the same key set and
+	// scope string, interned once per tuple rather than looked up per record.
+	t := x.tupleInfo(r.tid)
+	if !t.known {
+		t.keySet, _ = x.intern(keys)
+		t.scope, t.sid = x.intern(scope)
+		t.known = true
+	}
+	r.keySet = t.keySet
 	r.facts.KeyCount = int64(n)
 	r.facts.Scoped = n > 0
-	r.facts.ScopeString, r.sid = x.intern(scope)
+	r.facts.ScopeString, r.sid = t.scope, t.sid
 	r.facts.Global = n == 1 && r.facts.ScopeString == global
 	x.scratch = [3][]byte{tuple, keys, scope}
+}
+
+// tupleFacts are what a scope tuple decides of every record carrying it.
+type tupleFacts struct {
+	known         bool
+	keySet, scope string
+	sid           int32
+}
+
+// tupleInfo is the facts slot of the interned tuple tid, grown on demand.
+func (x *export) tupleInfo(tid int32) *tupleFacts {
+	for int(tid) >= len(x.tuples) {
+		x.tuples = append(x.tuples, tupleFacts{})
+	}
+	return &x.tuples[tid]
 }
 
 // intern returns the export's one copy of the string b spells, and its number: the records of
@@ -537,6 +561,8 @@ func (x *export) release() {
 		return
 	}
 	x.b.internedS = x.interned
+	clear(x.tuples)
+	x.b.tuples = x.tuples[:0]
 	x.b.release()
 	x.b, x.records, x.interned = nil, nil, nil
 }
