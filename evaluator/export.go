@@ -441,7 +441,7 @@ func metaField(r *rules.Record, name string) **rules.Value {
 var factNames = []string{"replaced_by", "superseded_by", "is_deleted", "invalid_at", "expired_at", "lifecycle_state", "state", "shared", "sharing", "is_template", "template_id", "base_template_id", "source_passage", "file_id", "record_class", "source", "attributed_scope", "history_scope", "storage_scope", "group_id", "episode_group_ids", "endpoint_group_ids", "origin_claim_id", "origin_scope"}
 
 // absentValue is the one, read-only, absent member every record shares.
-var absentValue = &rules.Value{Kind: jsontree.Absent.String()}
+var absentValue = rules.AbsentValue
 
 // absentRecord is a record whose every fact is an absent member.
 var absentRecord = func() rules.Record {
