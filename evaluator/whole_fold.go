@@ -253,11 +253,12 @@ func (f *wholeFold) flush(fails partFailures) error {
 	if err != nil {
 		return errSyntax
 	}
+	// The record-level rules in one pass over the batch (the engine's scanRecords); duplicate ids
+	// are pass 1's, across every part.
+	scan := make(recordScan, 5)
+	scanRecords(f.ps, &top, scan)
 	for _, c := range f.recordCodes {
-		if c == "record_id_duplicate" {
-			continue // pass 1 found the first
-		}
-		if failed, at := checks[c](f.ps, &top); failed {
+		if at, ok := scan[c]; ok && at >= 0 && c != "record_id_duplicate" {
 			fails.add(c, b.first+at)
 		}
 	}
