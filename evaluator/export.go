@@ -35,8 +35,9 @@ type record struct {
 	facts   rules.Record
 	// tuple identifies the scope; "" when unscoped.
 	tuple string
-	// keySet names the declared keys carrying a counting value (N5, R-36).
-	keySet string
+	// kid numbers the set of declared keys carrying a counting value (N5, R-36): equal sets,
+	// equal kid (-1 for Letta, whose scope is no key).
+	kid int32
 	// cid numbers the content key (equal content, equal cid); tid and sid number the tuple and
 	// the scope string among the export's interned strings.
 	cid, tid, sid int32
@@ -215,11 +216,11 @@ func (x *export) keyScope(r *record, standIns map[string]string, global string) 
 	// scope string, interned once per tuple rather than looked up per record.
 	t := x.tupleInfo(r.tid)
 	if !t.known {
-		t.keySet, _ = x.intern(keys)
+		_, t.kid = x.intern(keys)
 		t.scope, t.sid = x.intern(scope)
 		t.known = true
 	}
-	r.keySet = t.keySet
+	r.kid = t.kid
 	r.facts.KeyCount = int64(n)
 	r.facts.Scoped = n > 0
 	r.facts.ScopeString, r.sid = t.scope, t.sid
@@ -229,9 +230,9 @@ func (x *export) keyScope(r *record, standIns map[string]string, global string) 
 
 // tupleFacts are what a scope tuple decides of every record carrying it.
 type tupleFacts struct {
-	known         bool
-	keySet, scope string
-	sid           int32
+	known    bool
+	scope    string
+	sid, kid int32
 }
 
 // tupleInfo is the facts slot of the interned tuple tid, grown on demand.
@@ -279,6 +280,7 @@ func (x *export) lettaScope(r *record, global string) {
 		scope = append(scope, s...)
 	}
 	r.tuple, r.tid = x.intern(tuple)
+	r.kid = -1
 	r.facts.Scoped = len(r.set) > 0
 	r.facts.ScopeString, r.sid = x.intern(scope)
 	r.facts.Global = len(r.set) == 1 && r.set[0] == global
