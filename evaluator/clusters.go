@@ -1,8 +1,8 @@
 package evaluator
 
 import (
+	"cmp"
 	"slices"
-	"sort"
 
 	"strings"
 
@@ -22,7 +22,7 @@ func (st *state) fillClusters(rep *Report) error {
 	}
 	// Records grouped by content key (its number): at most as many groups as content keys.
 	at := make([]int32, len(x.contents)) // content number -> group index + 1
-	rg := newRecordGroups(len(x.records), len(x.contents))
+	rg := st.recordGroups(len(x.contents))
 	for i := range x.records {
 		r := &x.records[i]
 		if !r.live || !r.facts.Scoped || r.template {
@@ -30,7 +30,17 @@ func (st *state) fillClusters(rep *Report) error {
 		}
 		at[r.cid] = int32(rg.add(i, int(at[r.cid])-1) + 1)
 	}
-	var clusters []ClusterReport
+	// The report's clusters and their members are cut from one array each, sized for every
+	// group that could form a cluster.
+	candidates, inCandidates := 0, 0
+	for _, g := range rg.groups {
+		if g.size >= 2 {
+			candidates++
+			inCandidates += int(g.size)
+		}
+	}
+	clusters := make([]ClusterReport, 0, candidates)
+	st.members = make([]Member, 0, inCandidates)
 	counts := map[string]int{}
 	var members []int
 	for _, g := range rg.groups {
@@ -51,12 +61,13 @@ func (st *state) fillClusters(rep *Report) error {
 		counts[class]++
 		clusters = append(clusters, *cr)
 	}
+	st.putRecordGroups(rg)
 	slices.SortFunc(clusters, func(a, b ClusterReport) int { return compareIDs(a.Members, b.Members, memberID) })
 	for i := range clusters {
 		clusters[i].Cluster = i + 1
 	}
 	rep.Coverage.B5NotRun, rep.Coverage.TemplateLineage = intp(st.b5NotRun), intp(st.lineage)
-	if clusters == nil {
+	if len(clusters) == 0 {
 		clusters = []ClusterReport{}
 	}
 	*f = CrossScopeClusters{
@@ -114,11 +125,11 @@ func (st *state) clusterFacts(members, copies []int) rules.Cluster {
 	x := st.x
 	cl := rules.Cluster{Letta: x.letta, Globals: int64(len(members) - len(copies)), Copies: int64(len(copies))}
 	// Clusters are small: distinct values are counted over reused slices, not maps.
-	scopes, keySets, sources := st.scratch[0][:0], st.scratch[1][:0], st.scratch[2][:0]
+	scopes, keySets, sources := st.ids[0][:0], st.ids[1][:0], st.scratch[2][:0]
 	tids, btids := st.scratch[3][:0], st.scratch[4][:0]
 	for _, i := range copies {
 		r := &x.records[i]
-		scopes, keySets = append(scopes, r.tuple), append(keySets, r.keySet)
+		scopes, keySets = append(scopes, r.tid), append(keySets, r.kid) // interned: equal ids, equal strings
 		if r.covered {
 			cl.Covered++
 		}
@@ -146,7 +157,8 @@ func (st *state) clusterFacts(members, copies []int) rules.Cluster {
 	}
 	cl.DistinctScopes, cl.KeySets, cl.DistinctSources = distinct(scopes), distinct(keySets), distinct(sources)
 	cl.TemplateIDs, cl.BaseTemplateIDs = distinct(tids), distinct(btids)
-	st.scratch = [5][]string{scopes, keySets, sources, tids, btids}
+	st.ids = [2][]int32{scopes, keySets}
+	st.scratch = [5][]string{nil, nil, sources, tids, btids}
 	if x.letta {
 		cl.DisjointPair = disjointPair(x, copies)
 	}
@@ -161,19 +173,20 @@ func (st *state) clusterReport(members []int, cl *rules.Cluster, p *rules.Preced
 	if b5 {
 		cr.DistinctSources = intp(int(cl.DistinctSources))
 	}
-	cr.Members = make([]Member, 0, len(members))
+	at := len(st.members)
 	for _, i := range members {
 		r := &st.x.records[i]
-		cr.Members = append(cr.Members, Member{ID: r.id, Scope: r.facts.ScopeString, Global: r.facts.Global,
+		st.members = append(st.members, Member{ID: r.id, Scope: r.facts.ScopeString, Global: r.facts.Global,
 			Covered: !r.facts.Global && r.covered})
 	}
+	cr.Members = st.members[at:len(st.members):len(st.members)]
 	slices.SortFunc(cr.Members, func(a, b Member) int { return strings.Compare(a.ID, b.ID) })
 	return cr
 }
 
-// distinct counts the distinct strings of ss, which it sorts.
-func distinct(ss []string) int64 {
-	sort.Strings(ss)
+// distinct counts the distinct values of ss, which it sorts.
+func distinct[T cmp.Ordered](ss []T) int64 {
+	slices.Sort(ss)
 	n := int64(0)
 	for i := range ss {
 		if i == 0 || ss[i] != ss[i-1] {

@@ -24,6 +24,7 @@ type export struct {
 	interned  []string
 	contents  map[string]int32 // content keys, by id
 	scratch   [3][]byte
+	tuples    []tupleFacts // by interned tuple number (keyScope)
 }
 
 // record is one submitted record.
@@ -34,8 +35,9 @@ type record struct {
 	facts   rules.Record
 	// tuple identifies the scope; "" when unscoped.
 	tuple string
-	// keySet names the declared keys carrying a counting value (N5, R-36).
-	keySet string
+	// kid numbers the set of declared keys carrying a counting value (N5, R-36): equal sets,
+	// equal kid (-1 for Letta, whose scope is no key).
+	kid int32
 	// cid numbers the content key (equal content, equal cid); tid and sid number the tuple and
 	// the scope string among the export's interned strings.
 	cid, tid, sid int32
@@ -78,7 +80,7 @@ func newExport(ps *rules.ProgramSet, top *jsontree.Value, b *buffers) *export {
 		letta: spec.Scope == "attached_to",
 		b:     b,
 		strs:  b.interned, interned: b.internedS[:0],
-		byID: b.byID, contents: b.contents,
+		byID: b.byID, contents: b.contents, tuples: b.tuples[:0],
 	}
 	m := top.Get("manifest")
 	x.readManifest(m)
@@ -144,17 +146,37 @@ func (x *export) readRecords(c *rules.Criteria, recs []jsontree.Value, standIns 
 	}
 }
 
-// manifestFacts sets the facts of each record that the manifest's lists give.
+// manifestFacts sets the facts of each record that the manifest's lists give. The scope lists
+// are looked up once per scope string (by its interned number), the content keys once per content
+// key, and an empty list not at all.
 func (x *export) manifestFacts() {
+	m := &x.manifest
+	// per interned scope string, and per content number: bit 0 known, bit 1 global, bit 2 private
+	byScope := make([]uint8, len(x.interned))
+	byContent := make([]uint8, len(x.contents))
 	for i := range x.records {
 		r := &x.records[i]
 		if r.facts.Scoped {
-			r.facts.InGlobalScopes = x.manifest.globalScopes[r.facts.ScopeString]
-			r.facts.InPrivateScopes = x.manifest.privateScopes[r.facts.ScopeString]
+			if byScope[r.sid] == 0 {
+				byScope[r.sid] = 1 | bit(len(m.globalScopes) > 0 && m.globalScopes[r.facts.ScopeString], 2) |
+					bit(len(m.privateScopes) > 0 && m.privateScopes[r.facts.ScopeString], 4)
+			}
+			r.facts.InGlobalScopes, r.facts.InPrivateScopes = byScope[r.sid]&2 != 0, byScope[r.sid]&4 != 0
 		}
-		r.facts.InGlobalContentKeys = x.manifest.globalContentKeys[r.content]
-		r.facts.InGlobalClaimIDs = x.manifest.globalClaimIDs[r.id]
+		if byContent[r.cid] == 0 {
+			byContent[r.cid] = 1 | bit(len(m.globalContentKeys) > 0 && m.globalContentKeys[r.content], 2)
+		}
+		r.facts.InGlobalContentKeys = byContent[r.cid]&2 != 0
+		r.facts.InGlobalClaimIDs = len(m.globalClaimIDs) > 0 && m.globalClaimIDs[r.id]
 	}
+}
+
+// bit is b as the bit v (0 when false).
+func bit(b bool, v uint8) uint8 {
+	if b {
+		return v
+	}
+	return 0
 }
 
 // keyScope resolves a record's scope over the declared keys.
@@ -190,12 +212,35 @@ func (x *export) keyScope(r *record, standIns map[string]string, global string) 
 		n++
 	}
 	r.tuple, r.tid = x.intern(tuple)
-	r.keySet, _ = x.intern(keys)
+	// The tuple spells the keys and the values: a tuple met before has the same key set and
+	// scope string, interned once per tuple rather than looked up per record.
+	t := x.tupleInfo(r.tid)
+	if !t.known {
+		_, t.kid = x.intern(keys)
+		t.scope, t.sid = x.intern(scope)
+		t.known = true
+	}
+	r.kid = t.kid
 	r.facts.KeyCount = int64(n)
 	r.facts.Scoped = n > 0
-	r.facts.ScopeString, r.sid = x.intern(scope)
+	r.facts.ScopeString, r.sid = t.scope, t.sid
 	r.facts.Global = n == 1 && r.facts.ScopeString == global
 	x.scratch = [3][]byte{tuple, keys, scope}
+}
+
+// tupleFacts are what a scope tuple decides of every record carrying it.
+type tupleFacts struct {
+	known    bool
+	scope    string
+	sid, kid int32
+}
+
+// tupleInfo is the facts slot of the interned tuple tid, grown on demand.
+func (x *export) tupleInfo(tid int32) *tupleFacts {
+	for int(tid) >= len(x.tuples) {
+		x.tuples = append(x.tuples, tupleFacts{})
+	}
+	return &x.tuples[tid]
 }
 
 // intern returns the export's one copy of the string b spells, and its number: the records of
@@ -235,6 +280,7 @@ func (x *export) lettaScope(r *record, global string) {
 		scope = append(scope, s...)
 	}
 	r.tuple, r.tid = x.intern(tuple)
+	r.kid = -1
 	r.facts.Scoped = len(r.set) > 0
 	r.facts.ScopeString, r.sid = x.intern(scope)
 	r.facts.Global = len(r.set) == 1 && r.set[0] == global
@@ -416,7 +462,7 @@ func metaField(r *rules.Record, name string) **rules.Value {
 var factNames = []string{"replaced_by", "superseded_by", "is_deleted", "invalid_at", "expired_at", "lifecycle_state", "state", "shared", "sharing", "is_template", "template_id", "base_template_id", "source_passage", "file_id", "record_class", "source", "attributed_scope", "history_scope", "storage_scope", "group_id", "episode_group_ids", "endpoint_group_ids", "origin_claim_id", "origin_scope"}
 
 // absentValue is the one, read-only, absent member every record shares.
-var absentValue = &rules.Value{Kind: jsontree.Absent.String()}
+var absentValue = rules.AbsentValue
 
 // absentRecord is a record whose every fact is an absent member.
 var absentRecord = func() rules.Record {
@@ -536,6 +582,8 @@ func (x *export) release() {
 		return
 	}
 	x.b.internedS = x.interned
+	clear(x.tuples)
+	x.b.tuples = x.tuples[:0]
 	x.b.release()
 	x.b, x.records, x.interned = nil, nil, nil
 }

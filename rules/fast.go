@@ -23,6 +23,13 @@ type fastPrograms struct {
 	record  [numFused]fused // per-record programs, memoized per export
 	cluster cel.Program     // list<bool>: forms, template_lineage, b5_runs, then each precedence rule
 	gates   cel.Program     // list<bool>: every gate of every factor, in Factors order
+	// stage keys the record stage (liveness, predicates, applicability) as one; stageOK is false
+	// when it cannot be memoized (see stage.go).
+	stage   projection
+	stageOK bool
+	// clusterKey keys the cluster memo by the outcome of every comparison of counts the cluster
+	// programs make (clusterkey.go).
+	clusterKey orderKey
 }
 
 // The fused per-record programs.
@@ -47,6 +54,7 @@ func (c *compiler) fuse(ps *ProgramSet) {
 	if fc.fuseRecord(ps) && fc.fuseClusters(ps) {
 		fc.fuseGates(ps)
 	}
+	ps.stageProjection()
 }
 
 // fastCompiler compiles the fused programs of the fast path.
@@ -145,7 +153,9 @@ func (fc *fastCompiler) fuseClusters(ps *ProgramSet) bool {
 	for _, p := range ps.precedence {
 		cl = append(cl, p.When)
 	}
-	ps.fast.cluster = fc.compile(env, "clusters", listOf(expand(cl)))
+	if ps.fast.cluster = fc.compile(env, "clusters", listOf(expand(cl))); ps.fast.cluster != nil {
+		ps.fast.clusterKey = orderKeyOf(fc.lastAST)
+	}
 	return true
 }
 
