@@ -25,7 +25,7 @@ import (
 // SCOPE_HYGIENE_PG_DSN).
 var ledgerBackends = map[string]func(t *testing.T) string{
 	"sqlite":   func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "ledger.db") },
-	"postgres": storetest.PostgresDSN,
+	"postgres": func(t *testing.T) string { return storetest.PostgresDSN(t) },
 }
 
 // eachLedgerStore runs fn on a fresh, open store of each backend.
