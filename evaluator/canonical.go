@@ -340,11 +340,6 @@ func (w *jcsWriter) rate(name string, r *Rate) {
 	}
 }
 
-func (w *jcsWriter) bool(name string, v bool) {
-	w.key(name)
-	w.b = strconv.AppendBool(w.b, v)
-}
-
 func (w *jcsWriter) strs(ss []string) {
 	if ss == nil {
 		w.raw("null")
