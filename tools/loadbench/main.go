@@ -4,13 +4,15 @@
 // a fixed time each, on SQLite and on PostgreSQL. It prints requests per second, p50 and p99 per
 // route and level, the server's peak resident memory (and its anonymous part, the Go runtime's
 // memory) against the bodies in flight, and beside it the engine's in-process rate on the same
-// bodies (the share HTTP reaches at concurrency 1).
+// bodies (the share HTTP reaches at concurrency 1). Last, per store, issue 28's three figures
+// against their targets (targets.go).
 //
 // Nothing leaves the machine: the server listens on 127.0.0.1 and every request goes there.
 //
 //	go run ./tools/loadbench                      # SQLite (on disk, and on tmpfs: no durable write) and PostgreSQL
 //	go run ./tools/loadbench -stores sqlite -d 3s
 //	go run ./tools/loadbench -memory-limit-mb 40      # the server with a soft memory limit
+//	go run ./tools/loadbench -pprof /tmp/prof         # and its CPU and heap profiles under /audit at the highest level
 //
 // The SQLite ledger is written with synchronous=FULL as shipped; the "sqlite-tmpfs" run keeps the
 // same store on /dev/shm, where a sync costs nothing: the figure without the durable write. The
