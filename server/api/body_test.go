@@ -9,12 +9,17 @@ import (
 )
 
 // FuzzReadAtMost: read in any pieces, up to any limit, readAtMost returns what io.ReadAll of the
-// same limit returns, across the chunk boundaries (4 KiB, then 16 KiB, then 64 KiB).
+// same limit returns, across the chunk boundaries (4 KiB, then 16 KiB, then 64 KiB), whatever
+// length the body declared (none, its own, less or more than it sends).
 func FuzzReadAtMost(f *testing.F) {
 	f.Add(uint32(10), uint32(5), uint8(0))
 	f.Add(uint32(4096), uint32(4097), uint8(1))
 	f.Add(uint32(262145), uint32(262145), uint8(2))
 	f.Add(uint32(90000), uint32(20481), uint8(3))
+	f.Add(uint32(261198), uint32(262145), uint8(4))
+	f.Add(uint32(261198), uint32(262145), uint8(6+8))
+	f.Add(uint32(200000), uint32(262145), uint8(1+8))
+	f.Add(uint32(200000), uint32(150000), uint8(2+12))
 	f.Fuzz(func(t *testing.T, size, limit uint32, mode uint8) {
 		size, limit = size%300_000, limit%300_000
 		src := make([]byte, size)
@@ -30,13 +35,14 @@ func FuzzReadAtMost(f *testing.F) {
 		case 3:
 			r = iotest.DataErrReader(r)
 		}
-		got, err := readAtMost(r, int(limit))
+		declared := [...]int64{-1, int64(size), int64(size) / 2, int64(size) + 100}[mode>>2%4]
+		got, err := readAtMost(r, int(limit), declared)
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := src[:min(len(src), int(limit))]
 		if !bytes.Equal(got, want) {
-			t.Fatalf("size %d limit %d mode %d: %d bytes, want %d", size, limit, mode%4, len(got), len(want))
+			t.Fatalf("size %d limit %d mode %d declared %d: %d bytes, want %d", size, limit, mode%4, declared, len(got), len(want))
 		}
 	})
 }
@@ -44,7 +50,7 @@ func FuzzReadAtMost(f *testing.F) {
 func TestReadAtMostError(t *testing.T) {
 	boom := errors.New("cut")
 	r := io.MultiReader(bytes.NewReader(make([]byte, 5000)), iotest.ErrReader(boom))
-	if _, err := readAtMost(r, 10000); !errors.Is(err, boom) {
+	if _, err := readAtMost(r, 10000, -1); !errors.Is(err, boom) {
 		t.Fatalf("a cut body: %v", err)
 	}
 }

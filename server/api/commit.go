@@ -25,7 +25,10 @@ func (r *request) commit() error {
 	r.signing = s.signAside(unsigned, r.slot.handOff())
 	entry := store.LedgerEntry{Timestamp: r.now, Day: store.Day(r.now), CriteriaVersion: r.report.CriteriaRevision,
 		VerdictLine: r.report.VerdictLine, Op: store.OpAudit, UndeclaredClusters: r.report.Undeclared, House: r.house}
-	r.report = nil // the report is signed aside: the answer holds its signed bytes only
+	// The report is signed aside: the answer holds its signed bytes only. The body goes with it:
+	// the report's strings may point into it until it is signed, and nothing else reads it now,
+	// so a request waiting for its row or a slow reader holds one of the two, never both.
+	r.report, r.body = nil, nil
 	keyText := ""
 	if r.house {
 		keyText = writeKeyText(c)

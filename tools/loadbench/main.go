@@ -4,13 +4,15 @@
 // a fixed time each, on SQLite and on PostgreSQL. It prints requests per second, p50 and p99 per
 // route and level, the server's peak resident memory (and its anonymous part, the Go runtime's
 // memory) against the bodies in flight, and beside it the engine's in-process rate on the same
-// bodies (the share HTTP reaches at concurrency 1).
+// bodies (the share HTTP reaches at concurrency 1). Last, per store, issue 28's three figures
+// against their targets (targets.go).
 //
 // Nothing leaves the machine: the server listens on 127.0.0.1 and every request goes there.
 //
 //	go run ./tools/loadbench                      # SQLite (on disk, and on tmpfs: no durable write) and PostgreSQL
 //	go run ./tools/loadbench -stores sqlite -d 3s
 //	go run ./tools/loadbench -memory-limit-mb 40      # the server with a soft memory limit
+//	go run ./tools/loadbench -pprof /tmp/prof         # and its CPU and heap profiles under /audit at the highest level
 //
 // The SQLite ledger is written with synchronous=FULL as shipped; the "sqlite-tmpfs" run keeps the
 // same store on /dev/shm, where a sync costs nothing: the figure without the durable write. The
@@ -25,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -44,7 +47,8 @@ type options struct {
 	duration time.Duration
 	levels   []int
 	routes   []string
-	memLimit int // the server's -memory-limit-mb (0: none)
+	memLimit int    // the server's -memory-limit-mb (0: none)
+	pprof    string // where to write the server's profiles under /audit at the highest level ("": none)
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -56,6 +60,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.pgDSN, "pg", os.Getenv("SCOPE_HYGIENE_PG_DSN"), "PostgreSQL DSN (env SCOPE_HYGIENE_PG_DSN); a schema of its own is created and dropped")
 	fs.DurationVar(&o.duration, "d", 5*time.Second, "time per route and concurrency level")
 	fs.IntVar(&o.memLimit, "memory-limit-mb", 0, "the server's -memory-limit-mb, its soft memory limit in MiB (0: none, as shipped)")
+	fs.StringVar(&o.pprof, "pprof", "", "a directory: build the server with -tags pprof and write its CPU and heap profiles under /audit at the highest level there")
 	levels := fs.String("c", "1,8,32", "concurrency levels")
 	routes := fs.String("routes", "/audit,/precheck", "routes")
 	if err := fs.Parse(args); err != nil {
@@ -86,7 +91,11 @@ func bench(o options, stdout, stderr io.Writer) error {
 	if o.bin == "" {
 		o.bin = filepath.Join(dir, "scope-hygiene")
 		fmt.Fprintln(stderr, "building ./tools/scope-hygiene")
-		if out, err := exec.Command("go", "build", "-o", o.bin, "./tools/scope-hygiene").CombinedOutput(); err != nil {
+		args := []string{"build", "-o", o.bin}
+		if o.pprof != "" {
+			args = append(args, "-tags", "pprof")
+		}
+		if out, err := exec.Command("go", append(args, "./tools/scope-hygiene")...).CombinedOutput(); err != nil {
 			return fmt.Errorf("build: %v\n%s", err, out)
 		}
 	}
@@ -154,6 +163,21 @@ func printResults(stdout io.Writer, o options, all []result, mems map[string]mem
 		}
 	}
 	printMemory(stdout, o.levels, all, mems, avg)
+	printTargets(stdout, o, all, mems, avg)
+}
+
+// printTargets prints, per store, the figures of issue 28 against their targets.
+func printTargets(stdout io.Writer, o options, all []result, mems map[string]memory, avg int) {
+	maxC := slices.Max(o.levels)
+	fmt.Fprintln(stdout)
+	for _, r := range all {
+		if r.route != "/audit" || r.c != maxC {
+			continue
+		}
+		if t, ok := figures(mems[r.store], r, int64(maxC*avg)); ok {
+			t.print(stdout, r.store)
+		}
+	}
 }
 
 // printMemory prints each store's peak memory during /audit at the highest concurrency against

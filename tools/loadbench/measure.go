@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -43,7 +45,11 @@ func runStore(o options, name, spec, dir string, bodies [][]byte, stderr io.Writ
 	var seq atomic.Int64
 	for _, route := range o.routes {
 		for _, c := range o.levels {
+			prof := srv.profileDuring(o, name, route, c)
 			r := srv.loadSampled(route, c, o.duration, bodies, &seq)
+			if err := prof(); err != nil {
+				fmt.Fprintf(stderr, "%s: profile: %v\n", name, err)
+			}
 			r.store = name
 			fmt.Fprintf(stderr, "%s %s c=%d: %.1f req/s\n", name, route, c, r.rate)
 			out = append(out, r)
@@ -56,6 +62,23 @@ func runStore(o options, name, spec, dir string, bodies [][]byte, stderr io.Writ
 	}
 	mem.hwm = rss(srv.pid, "VmHWM:")
 	return out, mem, nil
+}
+
+// profileDuring starts the server's CPU profile for a load of /audit at the highest level when
+// profiles are asked for, and its heap profile halfway; the function it returns waits for both.
+func (s *benchServer) profileDuring(o options, store, route string, c int) func() error {
+	if s.pprof == "" || route != "/audit" || c != slices.Max(o.levels) {
+		return func() error { return nil }
+	}
+	cpu, heap := make(chan error, 1), make(chan error, 1)
+	secs := max(1, int(o.duration/time.Second)-1)
+	go func() { cpu <- s.profile("profile", secs, filepath.Join(o.pprof, store+"-cpu.pprof")) }()
+	go func() {
+		// The heap in the middle of the load (as of the last collection): what the requests hold.
+		time.Sleep(o.duration / 2)
+		heap <- s.profile("heap", 0, filepath.Join(o.pprof, store+"-heap.pprof"))
+	}()
+	return func() error { return errors.Join(<-cpu, <-heap) }
 }
 
 // loadSampled is load with the server's resident set sampled while the load runs: the peak under

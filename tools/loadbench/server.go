@@ -25,6 +25,7 @@ import (
 // token, its process and the HTTP client that loads it.
 type benchServer struct {
 	base, token string
+	pprof       string // the profiler's base URL ("": none; a binary built with -tags pprof)
 	pid         int
 	client      *http.Client
 	cmd         *exec.Cmd
@@ -34,12 +35,10 @@ type benchServer struct {
 // startServer starts the binary's serve on a free loopback port with the store spec (its key
 // files in a directory of its own under dir) and waits until it answers /healthz.
 func startServer(o options, name, spec, dir string) (*benchServer, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
 	token := randomHex(32)
 	work, err := os.MkdirTemp(dir, name+"-")
 	if err != nil {
@@ -50,12 +49,19 @@ func startServer(o options, name, spec, dir string) (*benchServer, error) {
 		"-request-timeout", "30s", "-memory-limit-mb", strconv.Itoa(o.memLimit))
 	cmd.Dir = work
 	cmd.Env = append(os.Environ(), "SCOPE_HYGIENE_HOUSE_TOKEN="+token, "SCOPE_HYGIENE_LOG_LEVEL=warn")
+	pprofAddr := ""
+	if o.pprof != "" {
+		if pprofAddr, err = freeAddr(); err != nil {
+			return nil, err
+		}
+		cmd.Env = append(cmd.Env, "SCOPE_HYGIENE_PPROF_ADDR="+pprofAddr)
+	}
 	var logs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	s := &benchServer{base: "http://" + addr, token: token, pid: cmd.Process.Pid, cmd: cmd, exited: make(chan error, 1)}
+	s := &benchServer{base: "http://" + addr, token: token, pprof: pprofURL(pprofAddr), pid: cmd.Process.Pid, cmd: cmd, exited: make(chan error, 1)}
 	go func() { s.exited <- cmd.Wait() }()
 	// Buffers of 64 KiB each way: the bodies are 261 KB and the reports about 110 KB, and the
 	// default 4 KiB buffers would measure this program's system calls as much as the service.
@@ -153,4 +159,47 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// freeAddr is a loopback address with a port free now.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+func pprofURL(addr string) string {
+	if addr == "" {
+		return ""
+	}
+	return "http://" + addr + "/debug/pprof/"
+}
+
+// profile fetches one of the server's profiles (a CPU profile of seconds, when seconds > 0) into
+// path.
+func (s *benchServer) profile(name string, seconds int, path string) error {
+	u := s.pprof + name
+	if seconds > 0 {
+		u += "?seconds=" + strconv.Itoa(seconds)
+	}
+	resp, err := s.client.Get(u)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("profile %s: %s", name, resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
