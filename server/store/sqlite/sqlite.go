@@ -37,6 +37,10 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
+// idleConns is how many connections stay open between requests: the group committer's one, the
+// readers of a loaded server (free-tier reads, readiness, settlement lookups) and the sweeper.
+const idleConns = 16
+
 // Open opens (creating if needed) the database file at path and applies pending migrations.
 func Open(ctx context.Context, path string) (*Store, error) {
 	return open(ctx, path, true)
@@ -71,6 +75,10 @@ func open(ctx context.Context, path string, create bool) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open: %w", err)
 	}
+	// database/sql keeps two idle connections by default: under load every further one was
+	// opened (its pragmas run) and closed per request, and its statements prepared again; the
+	// loadbench profile showed newConn and sqlite3_prepare_v2 on the ledger's path.
+	db.SetMaxIdleConns(idleConns)
 	s := &Store{db: db}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
