@@ -1,0 +1,490 @@
+// Package jsonlex is a strict pull reader of JSON text for readers that know the shape they expect
+// and want to record facts while they read, with no value tree between the bytes and them (the
+// mutation-log engine, evaluator/mutlog). Its strictness is the one both rule sets define (R-3,
+// FE-R-3) and the tree decoder of evaluator/internal/jsontree applies: UTF-8 JSON text (RFC 8259)
+// without a byte-order mark, one value with only whitespace around it, no duplicate member names
+// (compared after unescaping), no escape decoding to a lone surrogate, nesting at most a given
+// number of levels. The tests hold it to that decoder's verdict on arbitrary bytes.
+//
+// A Reader never says why it failed: the first failure is sticky, every later read returns a zero
+// value, and Done reports it. The caller answers such a body with one static refusal.
+package jsonlex
+
+import (
+	"bytes"
+	"math"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// Kind is what the next value is, by its first byte.
+type Kind uint8
+
+// The kinds of a value. Invalid is a byte no value starts with, the end of the text, or a reader
+// that has failed.
+const (
+	Invalid Kind = iota
+	Null
+	String
+	Bool
+	Number
+	Array
+	Object
+)
+
+// maxLen is the longest text a Reader reads.
+const maxLen = math.MaxInt32
+
+// dupScanMax is the member count up to which a duplicate name is looked for by scanning; a larger
+// object indexes its names.
+const dupScanMax = 16
+
+// frame is one open container.
+type frame struct {
+	obj   bool
+	first bool // nothing read in it yet
+	names int  // where its member names start in Reader.names
+	set   int  // its index in Reader.sets plus one, once it has one (0: none)
+}
+
+// Reader reads one JSON text. The strings it returns alias the text unless they had escapes: the
+// caller must not change the text while it uses them. A Reader may be reused by Reset; its stacks
+// keep their capacity.
+type Reader struct {
+	src      string
+	i        int
+	maxDepth int
+	failed   bool
+	stack    []frame
+	names    []string // the member names of the open objects, innermost last
+	sets     []map[string]struct{}
+	buf      []byte // unescaping scratch
+}
+
+// Reset starts reading text, refusing it at once when it is not UTF-8 or starts with a byte-order
+// mark. The text is aliased, not copied.
+func (r *Reader) Reset(text []byte, maxDepth int) {
+	clear(r.names)
+	r.stack, r.names = r.stack[:0], r.names[:0]
+	for _, s := range r.sets {
+		clear(s) // a text that failed inside a large object left its names
+	}
+	r.src, r.i, r.maxDepth, r.failed = "", 0, maxDepth, false
+	if len(text) > maxLen || !utf8.Valid(text) || bytes.HasPrefix(text, []byte("\xef\xbb\xbf")) {
+		r.failed = true
+		return
+	}
+	r.src = unsafe.String(unsafe.SliceData(text), len(text))
+}
+
+// Release drops what the reader holds of the last text, so that a pooled reader keeps none of it.
+func (r *Reader) Release() {
+	clear(r.names[:cap(r.names)])
+	r.src, r.names, r.stack = "", r.names[:0], r.stack[:0]
+	for _, s := range r.sets {
+		clear(s)
+	}
+}
+
+// Done reports whether the whole text was read without a failure: every container closed, and
+// nothing but whitespace after the value.
+func (r *Reader) Done() bool {
+	if r.failed || len(r.stack) != 0 {
+		return false
+	}
+	r.space()
+	return r.i == len(r.src) && r.i > 0
+}
+
+// Failed reports whether the reader has failed.
+func (r *Reader) Failed() bool { return r.failed }
+
+func (r *Reader) fail() { r.failed = true }
+
+func (r *Reader) space() {
+	for r.i < len(r.src) {
+		switch r.src[r.i] {
+		case ' ', '\t', '\n', '\r':
+			r.i++
+		default:
+			return
+		}
+	}
+}
+
+// Peek is the kind of the next value, read from its first byte.
+func (r *Reader) Peek() Kind {
+	if r.failed {
+		return Invalid
+	}
+	r.space()
+	if r.i >= len(r.src) {
+		return Invalid
+	}
+	switch c := r.src[r.i]; {
+	case c == '"':
+		return String
+	case c == '{':
+		return Object
+	case c == '[':
+		return Array
+	case c == 't' || c == 'f':
+		return Bool
+	case c == 'n':
+		return Null
+	case c == '-' || ('0' <= c && c <= '9'):
+		return Number
+	}
+	return Invalid
+}
+
+// Skip reads the next value, whatever it is, and discards it (its containers are checked as
+// strictly as the rest).
+func (r *Reader) Skip() {
+	switch r.Peek() {
+	case String:
+		r.Str()
+	case Number:
+		r.Num()
+	case Bool:
+		r.Bool()
+	case Null:
+		r.Null()
+	case Array:
+		for r.Array(); r.More(); {
+			r.Skip()
+		}
+	case Object:
+		for r.Object(); ; {
+			if _, ok := r.Member(); !ok {
+				break
+			}
+			r.Skip()
+		}
+	default:
+		r.fail()
+	}
+}
+
+func (r *Reader) literal(word string) {
+	if len(r.src)-r.i >= len(word) && r.src[r.i:r.i+len(word)] == word {
+		r.i += len(word)
+		return
+	}
+	r.fail()
+}
+
+// Null reads null.
+func (r *Reader) Null() {
+	if r.Peek() != Null {
+		r.fail()
+		return
+	}
+	r.literal("null")
+}
+
+// Bool reads true or false.
+func (r *Reader) Bool() bool {
+	if r.Peek() != Bool {
+		r.fail()
+		return false
+	}
+	if r.src[r.i] == 't' {
+		r.literal("true")
+		return !r.failed
+	}
+	r.literal("false")
+	return false
+}
+
+func (r *Reader) digits() int {
+	n := 0
+	for r.i < len(r.src) && '0' <= r.src[r.i] && r.src[r.i] <= '9' {
+		r.i++
+		n++
+	}
+	return n
+}
+
+// Num reads a number, -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, and returns its literal.
+func (r *Reader) Num() string {
+	if r.Peek() != Number {
+		r.fail()
+		return ""
+	}
+	start := r.i
+	if r.src[r.i] == '-' {
+		r.i++
+	}
+	switch {
+	case r.i < len(r.src) && r.src[r.i] == '0':
+		r.i++
+	case r.digits() == 0:
+		r.fail()
+		return ""
+	}
+	if r.i < len(r.src) && r.src[r.i] == '.' {
+		r.i++
+		if r.digits() == 0 {
+			r.fail()
+			return ""
+		}
+	}
+	if r.i < len(r.src) && (r.src[r.i] == 'e' || r.src[r.i] == 'E') {
+		r.i++
+		if r.i < len(r.src) && (r.src[r.i] == '+' || r.src[r.i] == '-') {
+			r.i++
+		}
+		if r.digits() == 0 {
+			r.fail()
+			return ""
+		}
+	}
+	return r.src[start:r.i]
+}
+
+// plain marks the bytes a string's body may hold as they are: not the quote, not the backslash,
+// not a control character.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// Str reads a string and returns its value: a part of the text when it has no escape, else a
+// string of its own.
+func (r *Reader) Str() string {
+	if r.Peek() != String {
+		r.fail()
+		return ""
+	}
+	start := r.i + 1
+	j := start
+	for j < len(r.src) && plain[r.src[j]] {
+		j++
+	}
+	if j < len(r.src) && r.src[j] == '"' {
+		r.i = j + 1
+		return r.src[start:j]
+	}
+	if j < len(r.src) && r.src[j] == '\\' {
+		return r.escaped(start, j)
+	}
+	r.fail() // a control character or the end of the text
+	return ""
+}
+
+// escaped reads the rest of a string that has an escape at j.
+func (r *Reader) escaped(start, j int) string {
+	b := append(r.buf[:0], r.src[start:j]...)
+	defer func() { r.buf = b[:0] }()
+	for j < len(r.src) {
+		c := r.src[j]
+		switch {
+		case c == '"':
+			r.i = j + 1
+			return string(b)
+		case c < 0x20:
+			r.fail()
+			return ""
+		case c != '\\':
+			b = append(b, c)
+			j++
+			continue
+		}
+		if j+1 >= len(r.src) {
+			break
+		}
+		switch e := r.src[j+1]; e {
+		case '"', '\\', '/':
+			b = append(b, e)
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			c, n, ok := r.unicode(j)
+			if !ok {
+				r.fail()
+				return ""
+			}
+			b = utf8.AppendRune(b, c)
+			j += n
+			continue
+		default:
+			r.fail()
+			return ""
+		}
+		j += 2
+	}
+	r.fail()
+	return ""
+}
+
+// unicode reads a \u escape at j, with the low half of a surrogate pair after it: the character
+// and how many bytes it took. A lone surrogate is refused.
+func (r *Reader) unicode(j int) (rune, int, bool) {
+	c, ok := hex4(r.src, j+2)
+	if !ok {
+		return 0, 0, false
+	}
+	if !utf16.IsSurrogate(c) {
+		return c, 6, true
+	}
+	if c >= 0xDC00 || j+7 >= len(r.src) || r.src[j+6] != '\\' || r.src[j+7] != 'u' {
+		return 0, 0, false
+	}
+	lo, ok := hex4(r.src, j+8)
+	if !ok || lo < 0xDC00 || lo > 0xDFFF {
+		return 0, 0, false
+	}
+	return utf16.DecodeRune(c, lo), 12, true
+}
+
+// hex4 reads four hex digits at s[i:].
+func hex4(s string, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var c rune
+	for k := i; k < i+4; k++ {
+		switch d := s[k]; {
+		case '0' <= d && d <= '9':
+			c = c<<4 | rune(d-'0')
+		case 'a' <= d && d <= 'f':
+			c = c<<4 | rune(d-'a'+10)
+		case 'A' <= d && d <= 'F':
+			c = c<<4 | rune(d-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return c, true
+}
+
+// open consumes the opening byte of a container one level deeper than the open ones.
+func (r *Reader) open(k Kind, c byte) bool {
+	if r.Peek() != k || len(r.stack) >= r.maxDepth {
+		r.fail()
+		return false
+	}
+	r.i++
+	r.stack = append(r.stack, frame{obj: c == '{', first: true, names: len(r.names)})
+	return true
+}
+
+// Array reads the opening of an array; More then says whether an element follows.
+func (r *Reader) Array() { r.open(Array, '[') }
+
+// Object reads the opening of an object; Member then reads each member's name.
+func (r *Reader) Object() { r.open(Object, '{') }
+
+// next reads what comes before an element or member, or the container's closing byte: it reports
+// whether one follows. The container is popped when it closes.
+func (r *Reader) next(obj bool) bool {
+	if r.failed || len(r.stack) == 0 || r.stack[len(r.stack)-1].obj != obj {
+		r.fail()
+		return false
+	}
+	f := &r.stack[len(r.stack)-1]
+	closing := byte(']')
+	if obj {
+		closing = '}'
+	}
+	r.space()
+	if r.i >= len(r.src) {
+		r.fail()
+		return false
+	}
+	switch c := r.src[r.i]; {
+	case c == closing:
+		r.i++
+		r.pop()
+		return false
+	case f.first:
+		f.first = false
+		return true
+	case c == ',':
+		r.i++
+		return true
+	}
+	r.fail()
+	return false
+}
+
+func (r *Reader) pop() {
+	f := r.stack[len(r.stack)-1]
+	clear(r.names[f.names:])
+	r.names = r.names[:f.names]
+	if f.set > 0 {
+		clear(r.sets[f.set-1])
+	}
+	r.stack = r.stack[:len(r.stack)-1]
+}
+
+// More reports whether another element of the open array follows; it reads the closing bracket
+// when none does.
+func (r *Reader) More() bool { return r.next(false) }
+
+// Member reads the next member's name and its colon, or the closing brace of the open object
+// (ok false). A name the object already has fails the reader.
+func (r *Reader) Member() (name string, ok bool) {
+	if !r.next(true) {
+		return "", false
+	}
+	if r.Peek() != String {
+		r.fail()
+		return "", false
+	}
+	name = r.Str()
+	if r.failed || !r.unique(name) {
+		r.fail()
+		return "", false
+	}
+	r.space()
+	if r.i >= len(r.src) || r.src[r.i] != ':' {
+		r.fail()
+		return "", false
+	}
+	r.i++
+	return name, true
+}
+
+// unique records name among the open object's names, reporting whether it was not there yet.
+func (r *Reader) unique(name string) bool {
+	f := &r.stack[len(r.stack)-1]
+	own := r.names[f.names:]
+	if f.set == 0 && len(own) < dupScanMax {
+		for _, n := range own {
+			if n == name {
+				return false
+			}
+		}
+		r.names = append(r.names, name)
+		return true
+	}
+	if f.set == 0 {
+		// Sets are kept by depth and never dropped, so that a pooled reader reuses them.
+		for len(r.sets) < len(r.stack) {
+			r.sets = append(r.sets, map[string]struct{}{})
+		}
+		f.set = len(r.stack)
+		for _, n := range own {
+			r.sets[f.set-1][n] = struct{}{}
+		}
+	}
+	set := r.sets[f.set-1]
+	if _, dup := set[name]; dup {
+		return false
+	}
+	set[name] = struct{}{}
+	return true
+}
