@@ -47,7 +47,8 @@ type WholeRefusal struct {
 const (
 	// WholeHeaderDiffers: a part's header differs from the first part's.
 	WholeHeaderDiffers = "whole_header_differs"
-	// WholeHeaderAfterEvents: a part over the body cap names a header member after its events.
+	// WholeHeaderAfterEvents: a part over the body cap names a header member after its events
+	// (it stops the reading, whatever else the log holds).
 	WholeHeaderAfterEvents = "whole_header_after_events"
 	// WholeSnapshotNotLast: a part other than the last carries a snapshot.
 	WholeSnapshotNotLast = "whole_snapshot_not_last"
@@ -69,6 +70,10 @@ var eventIndexed = map[string]bool{"event_not_object": true, "event_seq_invalid"
 // errNotJSON stops the reading of every part: a part that is not JSON refuses the log
 // (export_required), whatever the other parts hold.
 var errNotJSON = errors.New("export_required")
+
+// errHeaderLate stops the reading too: a part over the body cap named a header member after its
+// events, which were read under the header as it stood (WholeHeaderAfterEvents).
+var errHeaderLate = errors.New(WholeHeaderAfterEvents)
 
 // placeholder is the one event of a chunk that carries snapshot entries only: a reassignment of an
 // empty session passes every event rule under any header and names no slot.
@@ -115,6 +120,9 @@ func AuditWhole(ms *rules.MutLogSet, parts []PartSource, checkEnd time.Time) (*R
 			if errors.Is(err, errNotJSON) {
 				return nil, w.refusal(newRefusal("export_required"), w.part), nil
 			}
+			if errors.Is(err, errHeaderLate) {
+				return nil, &WholeRefusal{Refusal: *newRefusal(WholeHeaderAfterEvents), Part: w.part, Local: true}, nil
+			}
 			return nil, nil, err
 		}
 	}
@@ -129,7 +137,9 @@ func AuditWhole(ms *rules.MutLogSet, parts []PartSource, checkEnd time.Time) (*R
 }
 
 // refusal wraps a criteria refusal found in part p.
-func (w *wholeRead) refusal(r *Refusal, p int) *WholeRefusal { return &WholeRefusal{Refusal: *r, Part: p} }
+func (w *wholeRead) refusal(r *Refusal, p int) *WholeRefusal {
+	return &WholeRefusal{Refusal: *r, Part: p}
+}
 
 // rank orders refusals as the criteria order their rules, then the whole mode's own; an earlier
 // item, then an earlier part, first.
@@ -231,7 +241,7 @@ func (w *wholeRead) members(dec *jsontext.Decoder, headerOnly bool) error {
 			err = w.snapshot(dec)
 		case w.hdrDone:
 			if !w.held {
-				w.refuseLocal(WholeHeaderAfterEvents, w.part)
+				return errHeaderLate // the chunks before were read under a part of the header
 			}
 			err = dec.SkipValue()
 		default:
