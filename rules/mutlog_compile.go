@@ -74,6 +74,11 @@ func (c *compiler) compileMutLog(ms *MutLogSet) {
 			}
 		}
 	}
+	ms.uses = map[string]*eventUse{}
+	for _, subj := range MutLogSubjects {
+		u := eventUseOf(subj, ms.decisions[subj])
+		ms.uses[subj] = &u
+	}
 	for _, f := range sortedKeys(crit.Declarations) {
 		ms.declared = append(ms.declared, declaredFact(f, crit.Declarations[f]))
 	}

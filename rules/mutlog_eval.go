@@ -12,6 +12,11 @@ type EventActivation struct {
 	Obs   Observer
 	names []string
 	vals  []bool
+	// memo holds each subject's values by its key (mutlog_memo.go), within one log; buf and seen
+	// are the key's scratch.
+	memo map[string][]bool
+	buf  []byte
+	seen []string
 }
 
 // ResolveName implements interpreter.Activation.
@@ -37,7 +42,19 @@ func (a *EventActivation) observer() Observer { return a.Obs }
 
 // Decide evaluates the predicates of one subject in order and returns their values, indexed like
 // DecisionSlots(subject). Any run-time failure is a *RuleError.
+//
+// Within one activation (one log) the values are memoized by what the subject's predicates read,
+// unless an observer must see every evaluation; the slice returned is then shared and must not be
+// changed.
 func (ms *MutLogSet) Decide(subject string, a *EventActivation) ([]bool, error) {
+	u := ms.uses[subject]
+	var key []byte
+	if a.Obs == nil && u != nil && u.ok {
+		key = u.key(subject, a)
+		if v, ok := a.memo[string(key)]; ok {
+			return v, nil
+		}
+	}
 	a.names, a.vals = mutLogSlots[subject], a.vals[:0]
 	for _, p := range ms.decisions[subject] {
 		v, err := p.Bool(a)
@@ -46,7 +63,14 @@ func (ms *MutLogSet) Decide(subject string, a *EventActivation) ([]bool, error) 
 		}
 		a.vals = append(a.vals, v)
 	}
-	return append([]bool(nil), a.vals...), nil
+	out := append([]bool(nil), a.vals...)
+	if key != nil {
+		if a.memo == nil {
+			a.memo = map[string][]bool{}
+		}
+		a.memo[string(key)] = out
+	}
+	return out, nil
 }
 
 // LogActivation is the input of the assessability gates; Counts is set for the fact gates only.

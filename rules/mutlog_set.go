@@ -11,6 +11,7 @@ type MutLogSet struct {
 	source    []byte
 	name      string
 	decisions map[string][]*Program
+	uses      map[string]*eventUse // what each subject's predicates read (mutlog_memo.go)
 	gates     map[string][]GateProgram
 	dna       []GateProgram
 	facts     map[string][]GateProgram

@@ -17,7 +17,7 @@ func Audit(ms *rules.MutLogSet, body []byte, checkEnd time.Time) (*Report, *Refu
 // replay, the per-event decisions, the factors from them, the replay factor, the coverage and the
 // verdict line.
 func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Options) (*Report, *Refusal, error) {
-	st, ref, err := prepare(ms, body, opts)
+	st, ref, err := prepare(ms, body, opts, false)
 	if ref != nil || err != nil {
 		return nil, ref, err
 	}

@@ -42,9 +42,14 @@ type state struct {
 	fg rules.LogForget
 }
 
-// read decodes a body under FE-R-3, runs the refusal checks and reads the log. The value tree
-// lives only here: its slabs go back to the pool before the log is evaluated.
-func read(ms *rules.MutLogSet, body []byte) (*log, *Refusal) {
+// read reads a body under FE-R-3: in one pass (lexread.go) when the log passes every refusal
+// check, else by decoding it into a value tree and running the refusal checks in the criteria's
+// order; the tree lives only here, its slabs back in the pool before the log is evaluated.
+// factsOnly is lexRead's: a log for the pre-check.
+func read(ms *rules.MutLogSet, body []byte, factsOnly bool) (*log, *Refusal) {
+	if l := lexRead(ms, body, factsOnly); l != nil {
+		return l, nil
+	}
 	s := getSlabs()
 	defer releaseSlabs(s)
 	top, err := jsontree.Decode(body, jsontree.Options{MaxDepth: ms.Criteria().Caps.JSONDepth}, s)
@@ -57,11 +62,14 @@ func read(ms *rules.MutLogSet, body []byte) (*log, *Refusal) {
 	return readLog(ms, &top), nil
 }
 
-func prepare(ms *rules.MutLogSet, body []byte, opts Options) (*state, *Refusal, error) {
+// prepare reads a log and computes what both the pre-check and the audit need: the log facts, the
+// forget decisions and the gates. factsOnly is set by the pre-check when the forget decisions read
+// nothing of the keys' identities.
+func prepare(ms *rules.MutLogSet, body []byte, opts Options, factsOnly bool) (*state, *Refusal, error) {
 	if r := CheckBodySize(ms, len(body)); r != nil {
 		return nil, r, nil
 	}
-	l, r := read(ms, body)
+	l, r := read(ms, body, factsOnly)
 	if r != nil {
 		return nil, r, nil
 	}
@@ -113,7 +121,7 @@ func (st *state) eventFacts(ev *event) *rules.LogEvent {
 	*e = rules.LogEvent{Seq: ev.seq, Op: ev.op, EnvelopeRecorded: ev.envelope != nil, AuthorityChecked: ev.checked, RawKey: ev.raw}
 	if ev.hasPrincipal {
 		e.HasPrincipal, e.Principal = true, ev.principal
-		if p := st.l.table[ev.principal]; p != nil && ev.keyed {
+		if p := st.l.table[ev.principal]; p != nil && ev.keyed && !st.l.factsOnly {
 			e.GrantsCover = p.covers(st.l.scope(ev.slot))
 		}
 	}
@@ -156,7 +164,7 @@ func Precheck(ms *rules.MutLogSet, body []byte, now time.Time) (*PrecheckResult,
 
 // PrecheckWith is Precheck with options.
 func PrecheckWith(ms *rules.MutLogSet, body []byte, now time.Time, opts Options) (*PrecheckResult, *Refusal, error) {
-	st, ref, err := prepare(ms, body, opts)
+	st, ref, err := prepare(ms, body, opts, !ms.ReadsKeys("forget"))
 	if ref != nil || err != nil {
 		return nil, ref, err
 	}

@@ -39,10 +39,18 @@ const maxInt = 9007199254740991
 // integer reads an integer under FE-R-9: a number written without fraction or exponent, within
 // [lo, maxInt].
 func integer(v *jsontree.Value, lo int64) (int64, bool) {
-	if v.Kind() != jsontree.Number || !integerText(v.Str()) {
+	if v.Kind() != jsontree.Number {
 		return 0, false
 	}
-	n, err := strconv.ParseInt(v.Str(), 10, 64)
+	return integerLit(v.Str(), lo)
+}
+
+// integerLit reads a number's literal under FE-R-9.
+func integerLit(s string, lo int64) (int64, bool) {
+	if !integerText(s) {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n < lo || n > maxInt {
 		return 0, false
 	}

@@ -54,6 +54,8 @@ type log struct {
 	scopes   []dimVal
 	snapshot []snapEntry
 	hasSnap  bool
+	// factsOnly: read for the log facts only (lexRead), without the keys' slots and the grants.
+	factsOnly bool
 	// declared are the criteria's declarations the export makes (FE-R-34, FE-R-38).
 	declared []rules.DeclaredFact
 }
@@ -125,9 +127,21 @@ func asciiLower(s string, scratch *[]byte) string {
 }
 
 func appendLP(b []byte, s string) []byte {
-	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = appendLen(b, len(s))
 	b = append(b, ':')
 	return append(b, s...)
+}
+
+// appendLen writes n in decimal: by hand below 100 (every key part of a real log), as
+// strconv.AppendInt would.
+func appendLen(b []byte, n int) []byte {
+	switch {
+	case n < 10:
+		return append(b, byte('0'+n))
+	case n < 100:
+		return append(b, byte('0'+n/10), byte('0'+n%10))
+	}
+	return strconv.AppendInt(b, int64(n), 10)
 }
 
 // keys numbers one export's canonical slots and keeps one copy of each distinct raw key. A
@@ -139,6 +153,7 @@ type keys struct {
 	arena []byte // where this export's identities are kept (str)
 	low   []byte // canonical's scratch
 	spans []int  // the canonical values' [start, end) in buf, -1 for an absent dimension
+	mems  []scopeMem
 	slots map[string]int32
 	raws  map[string]string
 }
@@ -166,48 +181,89 @@ func (k *keys) str(b []byte) string {
 	return unsafe.String(&k.arena[start], len(b))
 }
 
-// key reads a key's identities (FE-R-13): its raw identity, unless slotOnly, and the number of its
-// canonical slot, numbering the slot and recording its canonical scope when it is new.
-func (k *keys) key(l *log, steps []string, scope *jsontree.Value, name string, slotOnly bool) (raw string, slot int32) {
-	if !slotOnly {
-		b := k.buf[:0]
-		for _, d := range l.dims {
-			v := scope.Get(d)
-			if !v.Present() {
-				b = append(b, '-')
-				continue
-			}
-			b = appendLP(append(b, '+'), v.Str())
-		}
-		b = appendLP(b, name)
-		k.buf = b
-		var ok bool
-		if raw, ok = k.raws[string(b)]; !ok {
-			raw = k.str(b)
-			k.raws[raw] = raw
+// scopeMem is one member of a scope object as read: its name and its value, which is absent when
+// the member is null.
+type scopeMem struct {
+	name, val string
+	present   bool
+}
+
+// find is the value of dimension d in a scope's members.
+func find(mems []scopeMem, d string) (string, bool) {
+	for i := range mems {
+		if mems[i].name == d {
+			return mems[i].val, mems[i].present
 		}
 	}
+	return "", false
+}
+
+// key reads the identities of a key of the value tree (the reader of a refused-then-accepted log,
+// read.go): as keyOf, its scope's members read from the tree.
+func (k *keys) key(l *log, steps []string, scope *jsontree.Value, name string, slotOnly bool) (raw string, slot int32) {
+	mems := k.mems[:0]
+	for _, m := range scope.Obj() {
+		mems = append(mems, scopeMem{name: m.Name, val: m.Val.Str(), present: m.Val.Present()})
+	}
+	k.mems = mems
+	raw, slot, _ = k.keyOf(l, steps, mems, name, slotOnly)
+	clear(mems)
+	return raw, slot
+}
+
+// keyOf reads a key's identities (FE-R-13): its raw identity, unless slotOnly, and the number of
+// its canonical slot, numbering the slot and recording its canonical scope when it is new. named
+// is how many of the scope's members name a dimension of the log: all of them in a valid key.
+// Both identities are written alike, so a key that canonicalization leaves as it is (most of
+// them) has its slot's identity as its raw one, with no second identity built or looked up.
+func (k *keys) keyOf(l *log, steps []string, mems []scopeMem, name string, slotOnly bool) (raw string, slot int32, named int) {
 	b, spans := k.buf[:0], k.spans[:0]
+	same := true
 	for _, d := range l.dims {
-		v := scope.Get(d)
-		if !v.Present() {
+		v, ok := find(mems, d)
+		if !ok {
+			if _, there := findName(mems, d); there {
+				named++
+			}
 			b = append(b, '-')
 			spans = append(spans, -1, -1)
 			continue
 		}
-		c := canonical(steps, v.Str(), &k.low)
-		b = strconv.AppendInt(append(b, '+'), int64(len(c)), 10)
+		named++
+		c := canonical(steps, v, &k.low)
+		same = same && unchanged(v, c)
+		b = appendLen(append(b, '+'), len(c))
 		b = append(b, ':')
 		spans = append(spans, len(b), len(b)+len(c))
 		b = append(b, c...)
 	}
-	b = appendLP(b, canonical(steps, name, &k.low))
+	c := canonical(steps, name, &k.low)
+	same = same && unchanged(name, c)
+	b = appendLP(b, c)
 	k.buf, k.spans = b, spans
-	if n, ok := k.slots[string(b)]; ok {
-		return raw, n
+	n, ok := k.slots[string(b)]
+	if !ok {
+		n = k.newSlot(l, b, spans)
 	}
+	switch {
+	case slotOnly:
+	case same:
+		raw = l.slots[n]
+	default:
+		raw = k.rawOf(l, mems, name)
+	}
+	return raw, n, named
+}
+
+// unchanged reports whether canonical handed back its input c == s as it was.
+func unchanged(s, c string) bool {
+	return len(s) == len(c) && (len(s) == 0 || unsafe.StringData(s) == unsafe.StringData(c))
+}
+
+// newSlot numbers the slot whose identity is b and records its canonical scope.
+func (k *keys) newSlot(l *log, b []byte, spans []int) int32 {
 	id := k.str(b)
-	slot = int32(len(l.slots))
+	slot := int32(len(l.slots))
 	k.slots[id] = slot
 	l.slots = append(l.slots, id)
 	for i := range l.dims {
@@ -218,7 +274,38 @@ func (k *keys) key(l *log, steps []string, scope *jsontree.Value, name string, s
 		// The canonical value is a part of the slot's identity: no copy of its own.
 		l.scopes = append(l.scopes, dimVal{val: id[spans[2*i]:spans[2*i+1]], ok: true})
 	}
-	return raw, slot
+	return slot
+}
+
+// rawOf is the raw identity of a key that canonicalization changes, kept once per distinct key.
+func (k *keys) rawOf(l *log, mems []scopeMem, name string) string {
+	b := k.buf[:0]
+	for _, d := range l.dims {
+		v, ok := find(mems, d)
+		if !ok {
+			b = append(b, '-')
+			continue
+		}
+		b = appendLP(append(b, '+'), v)
+	}
+	b = appendLP(b, name)
+	k.buf = b
+	raw, ok := k.raws[string(b)]
+	if !ok {
+		raw = k.str(b)
+		k.raws[raw] = raw
+	}
+	return raw
+}
+
+// findName reports whether a scope has a member named d, null or not.
+func findName(mems []scopeMem, d string) (int, bool) {
+	for i := range mems {
+		if mems[i].name == d {
+			return i, true
+		}
+	}
+	return -1, false
 }
 
 func dimIndex(dims []string, name string) int {

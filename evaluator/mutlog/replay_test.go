@@ -81,7 +81,7 @@ func TestIdentitiesOutliveTheirScratch(t *testing.T) {
 		}
 		return b.String()
 	}
-	first, ref := read(ms, forget.MaxSizeLog(forget.ModeTransitional))
+	first, ref := read(ms, forget.MaxSizeLog(forget.ModeTransitional), false)
 	if ref != nil {
 		t.Fatal(ref)
 	}
@@ -94,7 +94,7 @@ func TestIdentitiesOutliveTheirScratch(t *testing.T) {
 		if i%10 == 0 {
 			body = forget.MaxSizeLog(forget.MaxSizeModes[i/10%len(forget.MaxSizeModes)])
 		}
-		read(ms, body)
+		read(ms, body, false)
 	}
 	if ids(first) != want {
 		t.Fatal("a log's identities changed after later logs reused the scratch")

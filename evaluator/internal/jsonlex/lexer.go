@@ -12,6 +12,7 @@ package jsonlex
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -48,6 +49,11 @@ type frame struct {
 	set   int  // its index in Reader.sets plus one, once it has one (0: none)
 }
 
+// nameRef is a member name: src[off:off+n], or escNames[-off-1] when off is negative. Offsets
+// rather than strings keep the names' stack free of pointers, so that pushing and popping a name
+// costs the collector nothing.
+type nameRef struct{ off, n int32 }
+
 // Reader reads one JSON text. The strings it returns alias the text unless they had escapes: the
 // caller must not change the text while it uses them. A Reader may be reused by Reset; its stacks
 // keep their capacity.
@@ -57,7 +63,8 @@ type Reader struct {
 	maxDepth int
 	failed   bool
 	stack    []frame
-	names    []string // the member names of the open objects, innermost last
+	names    []nameRef // the member names of the open objects, innermost last
+	escNames []string  // the names among them that had escapes
 	sets     []map[string]struct{}
 	buf      []byte // unescaping scratch
 }
@@ -65,8 +72,8 @@ type Reader struct {
 // Reset starts reading text, refusing it at once when it is not UTF-8 or starts with a byte-order
 // mark. The text is aliased, not copied.
 func (r *Reader) Reset(text []byte, maxDepth int) {
-	clear(r.names)
-	r.stack, r.names = r.stack[:0], r.names[:0]
+	clear(r.escNames)
+	r.stack, r.names, r.escNames = r.stack[:0], r.names[:0], r.escNames[:0]
 	for _, s := range r.sets {
 		clear(s) // a text that failed inside a large object left its names
 	}
@@ -80,8 +87,8 @@ func (r *Reader) Reset(text []byte, maxDepth int) {
 
 // Release drops what the reader holds of the last text, so that a pooled reader keeps none of it.
 func (r *Reader) Release() {
-	clear(r.names[:cap(r.names)])
-	r.src, r.names, r.stack = "", r.names[:0], r.stack[:0]
+	clear(r.escNames[:cap(r.escNames)])
+	r.src, r.names, r.stack, r.escNames = "", r.names[:0], r.stack[:0], r.escNames[:0]
 	for _, s := range r.sets {
 		clear(s)
 	}
@@ -261,10 +268,7 @@ func (r *Reader) Str() string {
 		return ""
 	}
 	start := r.i + 1
-	j := start
-	for j < len(r.src) && plain[r.src[j]] {
-		j++
-	}
+	j := skipPlain(r.src, start)
 	if j < len(r.src) && r.src[j] == '"' {
 		r.i = j + 1
 		return r.src[start:j]
@@ -274,6 +278,31 @@ func (r *Reader) Str() string {
 	}
 	r.fail() // a control character or the end of the text
 	return ""
+}
+
+// Masks for skipPlain's eight bytes at a time.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// hasByteBelow reports whether a byte of w is below n (n at most 0x80); a false report of one is
+// possible only above a true one, which the byte loop after it finds.
+func hasByteBelow(w uint64, n byte) bool { return (w-ones*uint64(n))&^w&highs != 0 }
+
+// skipPlain returns the index of the first byte of s at or after j that a string's body may not
+// hold as it is, or len(s): eight bytes at a time while none of them is one.
+func skipPlain(s string, j int) int {
+	for ; j+8 <= len(s); j += 8 {
+		w := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[j:]), 8))
+		if hasByteBelow(w, 0x20) || hasByteBelow(w^(ones*'"'), 1) || hasByteBelow(w^(ones*'\\'), 1) {
+			break
+		}
+	}
+	for j < len(s) && plain[s[j]] {
+		j++
+	}
+	return j
 }
 
 // escaped reads the rest of a string that has an escape at j.
@@ -422,7 +451,6 @@ func (r *Reader) next(obj bool) bool {
 
 func (r *Reader) pop() {
 	f := r.stack[len(r.stack)-1]
-	clear(r.names[f.names:])
 	r.names = r.names[:f.names]
 	if f.set > 0 {
 		clear(r.sets[f.set-1])
@@ -464,11 +492,11 @@ func (r *Reader) unique(name string) bool {
 	own := r.names[f.names:]
 	if f.set == 0 && len(own) < dupScanMax {
 		for _, n := range own {
-			if n == name {
+			if int(n.n) == len(name) && r.nameOf(n) == name {
 				return false
 			}
 		}
-		r.names = append(r.names, name)
+		r.names = append(r.names, r.ref(name))
 		return true
 	}
 	if f.set == 0 {
@@ -478,7 +506,7 @@ func (r *Reader) unique(name string) bool {
 		}
 		f.set = len(r.stack)
 		for _, n := range own {
-			r.sets[f.set-1][n] = struct{}{}
+			r.sets[f.set-1][r.nameOf(n)] = struct{}{}
 		}
 	}
 	set := r.sets[f.set-1]
@@ -488,3 +516,26 @@ func (r *Reader) unique(name string) bool {
 	set[name] = struct{}{}
 	return true
 }
+
+// ref is the nameRef of a name Str returned: where it is in the text, or a kept copy.
+func (r *Reader) ref(name string) nameRef {
+	if len(name) == 0 {
+		return nameRef{}
+	}
+	at := uintptr(unsafe.Pointer(unsafe.StringData(name))) - uintptr(unsafe.Pointer(unsafe.StringData(r.src)))
+	if at < uintptr(len(r.src)) {
+		return nameRef{off: int32(at), n: int32(len(name))}
+	}
+	r.escNames = append(r.escNames, name)
+	return nameRef{off: -int32(len(r.escNames)), n: int32(len(name))}
+}
+
+func (r *Reader) nameOf(n nameRef) string {
+	if n.off < 0 {
+		return r.escNames[-n.off-1]
+	}
+	return r.src[n.off : n.off+n.n]
+}
+
+// Remaining is how many bytes of the text are not read yet.
+func (r *Reader) Remaining() int { return len(r.src) - r.i }

@@ -1,0 +1,315 @@
+package mutlog
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsonlex"
+	"github.com/scopehygiene/scope-hygiene/rules"
+)
+
+// readEvents reads the events array (FE-R-6, FE-R-7), each event as it comes.
+func (x *lexer) readEvents(ms *rules.MutLogSet, l *log) bool {
+	r := &x.r
+	if r.Peek() != jsonlex.Array {
+		return false
+	}
+	capEvents := ms.Criteria().Caps.EventsPerAudit
+	// Sized once, by the most events the rest of the text could hold: growing a slice of a
+	// thousand events by copying is most of what reading them would otherwise allocate.
+	l.events = make([]event, 0, min(capEvents, x.r.Remaining()/minEventBytes+1))
+	x.envs = make([]string, 0, 64) // never nil: an empty envelope is a recorded one
+	for r.Array(); r.More(); {
+		if r.Peek() != jsonlex.Object || len(l.events) == capEvents {
+			return false
+		}
+		if !x.readEvent(l) {
+			return false
+		}
+	}
+	return len(l.events) > 0
+}
+
+// minEventBytes is the fewest bytes an event the checks accept takes in the text, its comma
+// included: {"op":"reassign","seq":1,"session":{}}, (no key op is shorter).
+const minEventBytes = 39
+
+// eventRead is what readEvent has seen of one event beside the event itself.
+type eventRead struct {
+	op                                        *opInfo
+	key, session                              pendingKey
+	seqOK, keyOK, sessionOK, versionOK, envOK bool
+	envSeen                                   bool // an envelope that is not null
+	to                                        string
+	toSeen, toOK                              bool
+}
+
+// readEvent reads one event object (FE-R-9..FE-R-11); what a check needs of the rest of the log
+// (the dimensions, the table) is recorded for resolve.
+func (x *lexer) readEvent(l *log) bool {
+	r := &x.r
+	var ev event
+	var s eventRead
+	envLo := len(x.envs)
+	for r.Object(); ; {
+		name, more := r.Member()
+		if !more {
+			break
+		}
+		if !x.eventMember(name, &ev, &s) || r.Failed() {
+			return false
+		}
+	}
+	if !s.seqOK || s.op == nil {
+		return false
+	}
+	spec := s.op.spec
+	ev.op = s.op.name
+	switch spec.Target {
+	case "key":
+		if !s.keyOK {
+			return false
+		}
+		ev.keyed = true
+		x.keys = append(x.keys, s.key)
+	case "session":
+		if !s.sessionOK {
+			return false
+		}
+		x.sessions = append(x.sessions, s.session)
+	}
+	if ev.op == "reassign" && s.toSeen {
+		if !s.toOK {
+			return false
+		}
+		x.tos = append(x.tos, s.to)
+	}
+	if !spec.Version {
+		ev.version = 0
+	} else if !s.versionOK {
+		return false
+	}
+	if spec.Envelope && s.envSeen {
+		if !s.envOK {
+			return false
+		}
+		ev.envelope = x.envs[envLo:len(x.envs):len(x.envs)]
+	} else {
+		clear(x.envs[envLo:])
+		x.envs = x.envs[:envLo]
+	}
+	ev.checked = ev.checked && spec.AuthorityCheck
+	l.events = append(l.events, ev)
+	return true
+}
+
+// eventMember reads one member of an event; false means the event would be refused whatever its
+// operation.
+func (x *lexer) eventMember(name string, ev *event, s *eventRead) bool {
+	r := &x.r
+	switch name {
+	case "seq":
+		ev.seq, s.seqOK = x.integer(1)
+		return s.seqOK
+	case "op":
+		if r.Peek() != jsonlex.String {
+			return false
+		}
+		s.op = x.op(r.Str())
+		return s.op != nil
+	case "key":
+		s.key, s.keyOK = x.readKey()
+	case "session":
+		s.session.lo, s.session.hi, s.sessionOK = x.readScope()
+	case "principal":
+		switch r.Peek() {
+		case jsonlex.Null:
+			r.Null()
+		case jsonlex.String:
+			ev.principal, ev.hasPrincipal = r.Str(), true
+			return ev.principal != ""
+		default:
+			return false
+		}
+	case "to":
+		switch r.Peek() {
+		case jsonlex.Null:
+			r.Null()
+		case jsonlex.String:
+			s.to = r.Str()
+			s.toSeen, s.toOK = true, s.to != ""
+		default:
+			s.toSeen = true
+			r.Skip()
+		}
+	case "version":
+		ev.version, s.versionOK = x.integer(0)
+	case "envelope":
+		x.readEnvelope(s)
+	case "authority_checked":
+		if r.Peek() == jsonlex.Bool {
+			ev.checked = r.Bool()
+		} else {
+			r.Skip()
+		}
+	default:
+		r.Skip()
+	}
+	return true
+}
+
+// readEnvelope reads an envelope (FE-R-10): an array of strings, kept in the log's one pool.
+func (x *lexer) readEnvelope(s *eventRead) {
+	r := &x.r
+	switch r.Peek() {
+	case jsonlex.Null:
+		r.Null()
+		return
+	case jsonlex.Array:
+	default:
+		s.envSeen = true
+		r.Skip()
+		return
+	}
+	s.envSeen, s.envOK = true, true
+	for r.Array(); r.More(); {
+		if r.Peek() != jsonlex.String {
+			s.envOK = false
+			r.Skip()
+			continue
+		}
+		x.envs = append(x.envs, r.Str())
+	}
+}
+
+// op is the operation named s, nil when it is none of the mechanics'.
+func (x *lexer) op(s string) *opInfo {
+	for i := range x.ops {
+		if x.ops[i].name == s {
+			return &x.ops[i]
+		}
+	}
+	return nil
+}
+
+// named reports whether every member of a scope names one of the log's dimensions.
+func (x *lexer) named(l *log, k pendingKey) bool {
+	for _, m := range x.mems[k.lo:k.hi] {
+		if !slices.Contains(l.dims, m.name) {
+			return false
+		}
+	}
+	return true
+}
+
+// resolve checks what needed the whole text (dimensions, table, unique seqs) and reads the keys'
+// identities, numbering slots in text order as readLog does: the events', then the snapshot's.
+func (x *lexer) resolve(ms *rules.MutLogSet, l *log, factsOnly bool) bool {
+	for _, s := range x.sessions {
+		if !x.named(l, s) {
+			return false
+		}
+	}
+	if !x.resolvePrincipals(l, ms.Criteria().Canonicalization, factsOnly) {
+		return false
+	}
+	if factsOnly {
+		l.factsOnly = true
+		for _, k := range x.keys {
+			if !x.named(l, k) {
+				return false
+			}
+		}
+		for _, k := range x.snaps {
+			if !x.named(l, k) {
+				return false
+			}
+		}
+	} else if !x.resolveKeys(ms, l) {
+		return false
+	}
+	// Seqs must be unique (event_seq_duplicate): sorted, a repeat is a neighbour.
+	slices.SortFunc(l.events, func(a, b event) int { return cmp.Compare(a.seq, b.seq) })
+	for i := 1; i < len(l.events); i++ {
+		if l.events[i].seq == l.events[i-1].seq {
+			return false
+		}
+	}
+	return true
+}
+
+func (x *lexer) resolveKeys(ms *rules.MutLogSet, l *log) bool {
+	steps := ms.Criteria().Canonicalization
+	k := getKeys()
+	defer releaseKeys(k)
+	// Keys repeat: a max-size log names a few hundred slots in two thousand keys. A larger log of
+	// slots grows the slices once or twice.
+	l.slots = make([]string, 0, (len(x.keys)+len(x.snaps))/2+8)
+	l.scopes = make([]dimVal, 0, cap(l.slots)*len(l.dims))
+	ki := 0
+	for i := range l.events {
+		ev := &l.events[i]
+		if !ev.keyed {
+			continue
+		}
+		pk := x.keys[ki]
+		ki++
+		var named int
+		ev.raw, ev.slot, named = k.keyOf(l, steps, x.mems[pk.lo:pk.hi], pk.name, false)
+		if named != int(pk.hi-pk.lo) {
+			return false
+		}
+	}
+	for i, pk := range x.snaps {
+		var named int
+		_, l.snapshot[i].slot, named = k.keyOf(l, steps, x.mems[pk.lo:pk.hi], pk.name, true)
+		if named != int(pk.hi-pk.lo) {
+			return false
+		}
+	}
+	return true
+}
+
+// resolvePrincipals builds the table (its ids unique, its grants naming dimensions, their values
+// canonical unless factsOnly) and checks that every acting principal is in it (FE-R-8).
+func (x *lexer) resolvePrincipals(l *log, steps []string, factsOnly bool) bool {
+	if len(x.ids) == 0 {
+		return true
+	}
+	l.table = make(map[string]*principal, len(x.ids))
+	lo := int32(0)
+	for i, id := range x.ids {
+		if _, dup := l.table[id]; dup {
+			return false
+		}
+		pr := &principal{}
+		for _, g := range x.grants[lo:x.grantsOf[i]] {
+			if !x.named(l, g) {
+				return false
+			}
+			if factsOnly {
+				continue
+			}
+			var gm []grantMember
+			for _, m := range x.mems[g.lo:g.hi] {
+				if m.present {
+					gm = append(gm, grantMember{dim: dimIndex(l.dims, m.name), val: canonical(steps, m.val, nil)})
+				}
+			}
+			pr.grants = append(pr.grants, gm)
+		}
+		lo = x.grantsOf[i]
+		l.table[id] = pr
+	}
+	for i := range l.events {
+		if ev := &l.events[i]; ev.hasPrincipal && l.table[ev.principal] == nil {
+			return false
+		}
+	}
+	for _, to := range x.tos {
+		if l.table[to] == nil {
+			return false
+		}
+	}
+	return true
+}
