@@ -110,9 +110,14 @@ func (w *wholeRead) snapChunk(snap []byte) {
 	}
 }
 
-// chunk is a log body of the header and the given members.
+// chunk is a log body of the header and the given members. Each chunk has bodies of its own: the
+// log read from it may keep strings of it (the pending events, the principals table).
 func (w *wholeRead) chunk(tail ...[]byte) []byte {
-	b := append(w.body[:0], w.prefix...)
+	n := len(w.prefix) + 2
+	for _, t := range tail {
+		n += len(t) + 1
+	}
+	b := append(make([]byte, 0, n), w.prefix...)
 	if len(b) == 0 {
 		b = append(b, '{') // no part has given a header yet
 	}
@@ -125,15 +130,13 @@ func (w *wholeRead) chunk(tail ...[]byte) []byte {
 	if len(tail) == 0 && len(b) > 1 {
 		b = b[:len(b)-1] // the prefix's trailing comma
 	}
-	b = append(b, '}')
-	w.body = b
-	return b
+	return append(b, '}')
 }
 
 // check validates and reads one chunk as read does for a whole log; a refusal is kept with its
 // index counted over the whole log (off is the chunk's first event or snapshot entry).
 func (w *wholeRead) check(body []byte, off int) *log {
-	l, r := read(w.ms, body)
+	l, r := read(w.ms, body, false)
 	if r == nil {
 		return l
 	}
