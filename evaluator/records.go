@@ -13,10 +13,8 @@ func (st *state) records() error {
 	for i := range x.records {
 		r := &x.records[i]
 		act.Record = &r.facts
-		if _, err := ps.EvalLiveness(act); err != nil {
-			return err
-		}
-		if err := ps.EvalRecord(act); err != nil {
+		m, err := ps.EvalRecordStage(act)
+		if err != nil {
 			return err
 		}
 		if st.opts.explain != nil {
@@ -48,10 +46,6 @@ func (st *state) records() error {
 			st.templates++
 		default:
 			st.sourcePassages++
-		}
-		m, err := ps.EvalApplies(act)
-		if err != nil {
-			return err
 		}
 		st.applies[i] = m
 	}

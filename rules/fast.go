@@ -23,6 +23,10 @@ type fastPrograms struct {
 	record  [numFused]fused // per-record programs, memoized per export
 	cluster cel.Program     // list<bool>: forms, template_lineage, b5_runs, then each precedence rule
 	gates   cel.Program     // list<bool>: every gate of every factor, in Factors order
+	// stage keys the record stage (liveness, predicates, applicability) as one; stageOK is false
+	// when it cannot be memoized (see stage.go).
+	stage   projection
+	stageOK bool
 }
 
 // The fused per-record programs.
@@ -47,6 +51,7 @@ func (c *compiler) fuse(ps *ProgramSet) {
 	if fc.fuseRecord(ps) && fc.fuseClusters(ps) {
 		fc.fuseGates(ps)
 	}
+	ps.stageProjection()
 }
 
 // fastCompiler compiles the fused programs of the fast path.

@@ -214,6 +214,7 @@ type RecordActivation struct {
 	index  map[string]int
 	ps     *ProgramSet
 	memo   [numFused]memo // this export's fused results, by input projection
+	stage  map[string]stageResult
 	ks     keyState
 }
 

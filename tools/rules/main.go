@@ -61,6 +61,10 @@ const usage = `usage: rules <command> [flags] [args]
 commands:
   check [FILE|-]               compile criteria (default criteria.yaml, - for standard input); exit 1 on any problem
   audit INPUT [--json]         audit an export locally; a corpus case is also compared with its expected output
+  audit --whole INPUT... [--json]
+                               a local whole-store check beyond the published caps (never a signed
+                               audit): one export of any size, or its parts (files in order, a
+                               directory of *.json parts, - for standard input), analysed as one
   precheck INPUT [--json]      pre-check an export locally
   explain INPUT [--json]       why the report reads as it does, in words: each predicate or decision by
                                name and text, each cluster fact by meaning, each precedence step by id and

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // part is one input of a local whole-store check, in the order given.
@@ -50,8 +51,36 @@ func listParts(args []string) ([]part, error) {
 	return out, nil
 }
 
-// openStdin hands standard input over once; closing it is left to the process.
-func openStdin() (io.ReadCloser, error) { return io.NopCloser(os.Stdin), nil }
+// The standard input is read more than once (a whole-store check reads each part twice), so the
+// first open spools it to a temporary file, removed at once and read through its open descriptor
+// afterwards: the bytes are never held in memory, and nothing is left behind.
+var (
+	spoolOnce sync.Once
+	spooled   *os.File
+	spoolSize int64
+	spoolErr  error
+)
+
+func openStdin() (io.ReadCloser, error) {
+	spoolOnce.Do(func() {
+		f, err := os.CreateTemp("", "rules-stdin-*")
+		if err != nil {
+			spoolErr = err
+			return
+		}
+		os.Remove(f.Name())
+		if spoolSize, err = io.Copy(f, stdin); err != nil {
+			f.Close()
+			spoolErr = err
+			return
+		}
+		spooled = f
+	})
+	if spoolErr != nil {
+		return nil, fmt.Errorf("read standard input: %w", spoolErr)
+	}
+	return io.NopCloser(io.NewSectionReader(spooled, 0, spoolSize)), nil
+}
 
 func filePart(path string) part {
 	return part{name: path, open: func() (io.ReadCloser, error) { return os.Open(path) }}

@@ -132,6 +132,9 @@ func parseExportCmd(name, jsonUsage string, args []string, stderr io.Writer) (ex
 
 // cmdRun runs audit or precheck on one export file.
 func cmdRun(op string, args []string, stdout, stderr io.Writer) error {
+	if op == "audit" && wholeRequested(args) {
+		return cmdWhole(args, stdout, stderr)
+	}
 	a, err := parseExportCmd(op, "print the result as JSON", args, stderr)
 	if err != nil {
 		return err

@@ -1,0 +1,135 @@
+package evaluator
+
+import (
+	"errors"
+	"sort"
+	"time"
+
+	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
+	"github.com/scopehygiene/scope-hygiene/rules"
+)
+
+// errWholeKept is the static error of kept records that no longer decode together (it cannot
+// happen: each was decoded alone in pass 2).
+var errWholeKept = errors.New("whole-store check: the kept records do not decode")
+
+// audit runs the service's stages over the kept records as one reduced export, with the whole's
+// counts, gates and coverage in place of the reduced export's, and merges the conflicts of the
+// records that were not kept.
+func (f *wholeFold) audit(checkEnd time.Time) (*Report, error) {
+	ps := f.ps
+	w := ps.Criteria().Words
+	body := f.idx.header.top([]byte{'['}, f.kept, []byte{']'})
+	f.kept = nil
+	b := getBuffers()
+	top, err := jsontree.Decode(body, jsontree.Options{MaxDepth: f.depth, Owned: true}, &b.slabs)
+	if err != nil {
+		b.release()
+		return nil, errWholeKept
+	}
+	x := newExport(ps, &top, b)
+	for i := range x.records {
+		// R-14 over every part: the reduced export does not hold every superseding record.
+		x.records[i].facts.SupersedesTarget = f.idx.superseded(x.records[i].id)
+	}
+	st := &state{ps: ps, x: x, act: ps.NewRecordActivation(x.scope), caller: *top.Get("caller")}
+	defer st.release()
+	if err := st.records(); err != nil {
+		return nil, err
+	}
+	st.sub = f.submission()
+	act := &rules.SubmissionActivation{Scope: x.scope, Submission: &st.sub}
+	if st.gates, err = ps.EvalGates(act); err != nil {
+		return nil, err
+	}
+	if err := st.marks(); err != nil {
+		return nil, err
+	}
+	marked := f.marked + st.marked()
+	st.live, st.eligible, st.scopedEligible = f.live, f.eligible, f.scopedEligible
+	st.templates, st.sourcePassages = f.templates, f.sourcePassages
+	x.cov = f.x.cov
+	x.cov.DanglingSupersedes = f.idx.dangling
+	rep := st.report(checkEnd)
+	rep.Records, rep.Coverage.NotLive = f.records, f.records-f.live
+	rep.Coverage.M3DeclaredAbsent = f.declaredAbsent()
+	rep.Coverage.MarkedShare = rate(marked, f.live, w.NoLiveRecords, w.NotAssessable)
+	if err := st.fillClusters(rep); err != nil {
+		return nil, err
+	}
+	if err := st.fillConflicts(rep); err != nil {
+		return nil, err
+	}
+	f.mergeConflicts(rep)
+	st.fillDuplicates(rep)
+	dropCoverageFacts(ps.Criteria(), rep)
+	rep.VerdictLine = verdictLine(w, rep)
+	return rep, nil
+}
+
+// submission is the gates' view of the whole (resolveGates).
+func (f *wholeFold) submission() rules.Submission {
+	x := f.x
+	scopes, liveScopes := 0, 0
+	for _, s := range f.seen {
+		if s&1 != 0 {
+			scopes++
+		}
+		if s&2 != 0 {
+			liveScopes++
+		}
+	}
+	keys := x.keys
+	if x.letta {
+		keys = []string{"attached_to"}
+	}
+	return rules.Submission{
+		ScopeKeys: append([]string{}, keys...), ScopeKeysSource: x.keySource,
+		Records: int64(f.records), Live: int64(f.live), Eligible: int64(f.eligible),
+		DistinctScopes: int64(scopes), LiveNonGlobalScopes: int64(liveScopes), ScopeFiltered: x.manifest.scopeFiltered,
+		MultiScope: x.manifest.multiScope, ManifestPresent: x.manifest.present,
+		ConflictCheckedRecords: int64(f.checked),
+	}
+}
+
+// declaredAbsent is export.declaredAbsent over every part.
+func (f *wholeFold) declaredAbsent() map[string]int {
+	x, idx := f.x, f.idx
+	sa, ka, ia := 0, 0, 0
+	for _, s := range x.manifest.scopeEntries {
+		if id, ok := x.strs[s]; !ok || int(id) >= len(f.scopeSeen) || !f.scopeSeen[id] {
+			sa++
+		}
+	}
+	for _, k := range x.manifest.keyEntries {
+		if !has(idx.contents, idx.key(k)) {
+			ka++
+		}
+	}
+	for _, id := range x.manifest.idEntries {
+		if !has(idx.ids, idx.key(id)) {
+			ia++
+		}
+	}
+	return map[string]int{"global_scopes": sa, "global_content_keys": ka, "global_claim_ids": ia}
+}
+
+// mergeConflicts adds the conflicts of the records that were not kept to the reduced export's.
+func (f *wholeFold) mergeConflicts(rep *Report) {
+	sc := &rep.Factors.ScopeConflicts
+	if sc.Conflicts == nil {
+		return // NOT ASSESSABLE: no count, no records
+	}
+	total := *sc.Conflicts
+	for j, c := range f.ps.Conflicts() {
+		if len(f.conflicts[j]) == 0 {
+			continue
+		}
+		sc.BySubcheck[c.ID] += len(f.conflicts[j])
+		ids := append(sc.Records[c.ID], f.conflicts[j]...)
+		sort.Strings(ids)
+		sc.Records[c.ID] = ids
+		total += len(f.conflicts[j])
+	}
+	sc.Conflicts = intp(total)
+}

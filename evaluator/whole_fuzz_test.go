@@ -1,0 +1,54 @@
+package evaluator_test
+
+import (
+	"math/rand"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/scopehygiene/scope-hygiene/evaluator"
+	"github.com/scopehygiene/scope-hygiene/gen"
+)
+
+// FuzzWholeStreamingReader feeds untrusted bytes to the whole-store check's streaming reader, as
+// one part and cut in two at a point the input chooses: it never panics, and one part gets the
+// service's report or refusal (but for the refusals about the caps, which do not apply).
+//
+//	go test ./evaluator -run '^$' -fuzz FuzzWholeStreamingReader -fuzztime 2m
+func FuzzWholeStreamingReader(f *testing.F) {
+	rng := rand.New(rand.NewSource(7))
+	for range 8 {
+		f.Add(gen.RandomExport(rng), uint16(0))
+	}
+	f.Add([]byte(`{"records":[{"id":"a","content_text":"x"}],"form":"full_text","family":"mem0"}`), uint16(3))
+	f.Add([]byte(`{"family":"mem0","form":"full_text","records":[{"id":"a"},{"id":"a"}]}`), uint16(9))
+	f.Add([]byte(`{"family":"mem0","form":"full_text","records":[1,{"id":"a"}],"records":[]}`), uint16(1))
+	f.Add([]byte(`[{"family":"mem0"}]`), uint16(0))
+	ps := shipped(f)
+	f.Fuzz(func(t *testing.T, body []byte, cut uint16) {
+		w, wref, err := evaluator.AuditWhole(ps, bodyParts(body), now)
+		if err != nil {
+			t.Fatalf("one part: %v", err)
+		}
+		rep, ref, err := evaluator.Audit(ps, body, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case ref != nil && (ref.Rule == evaluator.BodyBytesCap || ref.Rule == "record_count_cap"):
+		case ref != nil:
+			if wref == nil || !cmp.Equal(wref.Refusal, ref) {
+				t.Fatalf("service refuses %+v, whole-store check gives %+v", ref, wref)
+			}
+		case wref != nil:
+			t.Fatalf("whole-store check refuses %+v", wref.Refusal)
+		default:
+			if d := cmp.Diff(string(marshal(t, rep)), string(marshal(t, w.Report))); d != "" {
+				t.Fatalf("report differs:\n%s", d)
+			}
+		}
+		at := int(cut) % (len(body) + 1)
+		// Two arbitrary halves: anything but a panic (a refusal, or headers that disagree).
+		_, _, _ = evaluator.AuditWhole(ps, bodyParts(body[:at], body[at:]), now)
+	})
+}

@@ -1,0 +1,281 @@
+package evaluator_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"math/rand"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/scopehygiene/scope-hygiene/corpus"
+	"github.com/scopehygiene/scope-hygiene/evaluator"
+	"github.com/scopehygiene/scope-hygiene/gen"
+	"github.com/scopehygiene/scope-hygiene/pack"
+)
+
+// wholeRuns is how many random exports each property test of the whole-store check draws
+// (SCOPE_HYGIENE_DIFFERENTIAL_N overrides it, as for the corpus's differential tests).
+func wholeRuns() int {
+	if n, err := strconv.Atoi(os.Getenv("SCOPE_HYGIENE_DIFFERENTIAL_N")); err == nil && n > 0 {
+		return n
+	}
+	return 300
+}
+
+// bodyParts are in-memory parts named part1, part2, ...
+func bodyParts(bodies ...[]byte) []evaluator.WholePart {
+	out := make([]evaluator.WholePart, len(bodies))
+	for i, b := range bodies {
+		out[i] = evaluator.WholePart{Name: "part" + strconv.Itoa(i+1),
+			Open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }}
+	}
+	return out
+}
+
+func auditWhole(t *testing.T, bodies ...[]byte) (*evaluator.WholeReport, *evaluator.WholeRefusal) {
+	t.Helper()
+	w, ref, err := evaluator.AuditWhole(shipped(t), bodyParts(bodies...), now)
+	if err != nil {
+		t.Fatalf("AuditWhole: %v", err)
+	}
+	return w, ref
+}
+
+// splitRecords writes body's records into k parts, each record to a random part, in order; every
+// part keeps the header. A part left empty gets no records array entries and is dropped.
+func splitRecords(t *testing.T, body []byte, k int, r *rand.Rand) [][]byte {
+	t.Helper()
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil {
+		t.Fatal(err)
+	}
+	var recs []json.RawMessage
+	if err := json.Unmarshal(top["records"], &recs); err != nil {
+		t.Fatal(err)
+	}
+	groups := make([][]json.RawMessage, k)
+	for _, rec := range recs {
+		j := r.Intn(k)
+		groups[j] = append(groups[j], rec)
+	}
+	var out [][]byte
+	for _, g := range groups {
+		if len(g) == 0 {
+			continue
+		}
+		part := map[string]json.RawMessage{}
+		for n, v := range top {
+			part[n] = v
+		}
+		part["records"] = marshal(t, g)
+		out = append(out, marshal(t, part))
+	}
+	return out
+}
+
+// TestWholeEqualsServiceUnderCaps: for any export under the caps, the whole-store check of it as
+// one part gives the service's report, byte for byte in JSON, or the service's refusal.
+func TestWholeEqualsServiceUnderCaps(t *testing.T) {
+	ps := shipped(t)
+	rng := rand.New(rand.NewSource(28))
+	refused := 0
+	for n := range wholeRuns() {
+		body := gen.RandomExport(rng)
+		rep, ref, err := evaluator.Audit(ps, body, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, wref := auditWhole(t, body)
+		if ref != nil {
+			refused++
+			if wref == nil || !cmp.Equal(wref.Refusal, ref) {
+				t.Fatalf("run %d: service refuses %s, whole-store check gives %+v", n, ref.Rule, wref)
+			}
+			continue
+		}
+		if wref != nil {
+			t.Fatalf("run %d: whole-store check refuses %s at %v", n, wref.Refusal.Rule, wref.Refusal.RecordIndex)
+		}
+		if d := cmp.Diff(string(marshal(t, rep)), string(marshal(t, w.Report))); d != "" {
+			t.Fatalf("run %d: report differs (-service +whole):\n%s\nexport %s", n, d, body)
+		}
+	}
+	t.Logf("%d exports, %d refused", wholeRuns(), refused)
+}
+
+// TestWholeSplitEqualsWhole: any split of an export's records into parts, analysed together,
+// gives the report of the export analysed whole.
+func TestWholeSplitEqualsWhole(t *testing.T) {
+	rng := rand.New(rand.NewSource(2828))
+	for n := range wholeRuns() {
+		body := gen.RandomExport(rng)
+		whole, ref := auditWhole(t, body)
+		if ref != nil {
+			continue
+		}
+		parts := splitRecords(t, body, 1+rng.Intn(4), rng)
+		split, sref := auditWhole(t, parts...)
+		if sref != nil {
+			t.Fatalf("run %d: split refused: %s in %s", n, sref.Refusal.Rule, sref.Part)
+		}
+		if d := cmp.Diff(string(marshal(t, whole.Report)), string(marshal(t, split.Report))); d != "" {
+			t.Fatalf("run %d: %d parts differ from the whole (-whole +parts):\n%s", n, len(parts), d)
+		}
+	}
+}
+
+// TestWholePackSplitEqualsWhole: pack's own split of an export, analysed together, gives the
+// report of the export analysed whole.
+func TestWholePackSplitEqualsWhole(t *testing.T) {
+	rng := rand.New(rand.NewSource(1000))
+	for n := range wholeRuns() / 3 {
+		var sub pack.Submission
+		if err := json.Unmarshal(gen.RandomExport(rng), &sub); err != nil {
+			continue // a manifest pack's types do not hold: not a pack submission
+		}
+		// Grow the export past the caps so that pack splits it.
+		base := sub.Records
+		for k := 1; len(sub.Records) < 1500; k++ {
+			for _, r := range base {
+				c := pack.Record{}
+				for m, v := range r {
+					c[m] = v
+				}
+				c["id"] = r["id"].(string) + "-" + strconv.Itoa(k)
+				sub.Records = append(sub.Records, c)
+			}
+		}
+		body, err := sub.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts, _, err := pack.Split(&sub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies := make([][]byte, len(parts))
+		for i, p := range parts {
+			if bodies[i], err = p.Marshal(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		whole, ref := auditWhole(t, body)
+		split, sref := auditWhole(t, bodies...)
+		if (ref == nil) != (sref == nil) {
+			t.Fatalf("run %d: whole refused %v, parts refused %v", n, ref, sref)
+		}
+		if ref != nil {
+			continue
+		}
+		if len(parts) < 2 {
+			t.Fatalf("run %d: %d records in %d part(s)", n, len(sub.Records), len(parts))
+		}
+		if d := cmp.Diff(string(marshal(t, whole.Report)), string(marshal(t, split.Report))); d != "" {
+			t.Fatalf("run %d: pack's %d parts differ from the whole:\n%s", n, len(parts), d)
+		}
+	}
+}
+
+// splitClusterParts is an export whose one cross-scope cluster has a copy in each of two parts.
+func splitClusterParts(t *testing.T) (a, b []byte) {
+	one := X("mem0", R("r1", "the same note", "user_id", "u1"), R("r2", "another note", "user_id", "u1"))
+	two := X("mem0", R("r3", "the same note", "user_id", "u2"), R("r4", "a third note", "user_id", "u2"))
+	return marshal(t, one), marshal(t, two)
+}
+
+// TestWholeFindsClusterSplitAcrossParts is issue 28's done-when: each part audited apart (the
+// service) shows no undeclared cluster; the parts analysed together show the one they share.
+func TestWholeFindsClusterSplitAcrossParts(t *testing.T) {
+	a, b := splitClusterParts(t)
+	for _, p := range [][]byte{a, b} {
+		rep := auditWith(t, shipped(t), p)
+		if u := rep.Factors.CrossScopeClusters.Undeclared; u == nil || *u != 0 {
+			t.Fatalf("a part alone: undeclared %v, want 0", deref(u))
+		}
+	}
+	w, ref := auditWhole(t, a, b)
+	if ref != nil {
+		t.Fatalf("refused: %s", ref.Refusal.Rule)
+	}
+	f := w.Report.Factors.CrossScopeClusters
+	if f.Undeclared == nil || *f.Undeclared != 1 || len(*f.Clusters) != 1 {
+		t.Fatalf("whole: undeclared %v, want 1", deref(f.Undeclared))
+	}
+	if m := (*f.Clusters)[0].Members; len(m) != 2 || m[0].ID != "r1" || m[1].ID != "r3" {
+		t.Fatalf("cluster members %+v", m)
+	}
+}
+
+// TestWholeRefusals: a part the service would refuse is refused with the part named; the caps do
+// not apply; headers that disagree are an error naming the part and the member.
+func TestWholeRefusals(t *testing.T) {
+	a, b := splitClusterParts(t)
+	_, ref := auditWhole(t, a, []byte(`{"family":"mem0","form":"full_text","records":[{"id":"r9"}]}`))
+	if ref == nil || ref.Part != "part2" || ref.Refusal.Rule != "content_text_required" || *ref.Refusal.RecordIndex != 0 {
+		t.Fatalf("refusal %+v", ref)
+	}
+	_, ref = auditWhole(t, a, []byte(`{"family":`))
+	if ref == nil || ref.Part != "part2" || ref.Refusal.Rule != "export_required" {
+		t.Fatalf("refusal %+v", ref)
+	}
+	_, ref = auditWhole(t, a, a)
+	if ref == nil || ref.Part != "part2" || ref.Refusal.Rule != "record_id_duplicate" {
+		t.Fatalf("duplicate ids across parts: %+v", ref)
+	}
+	other := bytes.Replace(b, []byte(`"mem0"`), []byte(`"generic"`), 1)
+	_, _, err := evaluator.AuditWhole(shipped(t), bodyParts(a, other), now)
+	if err == nil || err.Error() != "whole-store check: part part2: member family differs from the first part's" {
+		t.Fatalf("disagreeing headers: %v", err)
+	}
+	// Over the record cap: no refusal in this mode.
+	var recs []M
+	for i := range 1200 {
+		recs = append(recs, R("r"+strconv.Itoa(i), "note "+strconv.Itoa(i%700), "user_id", "u"+strconv.Itoa(i%3)))
+	}
+	w, ref := auditWhole(t, marshal(t, X("mem0", recs...)))
+	if ref != nil || w.Report.Records != 1200 {
+		t.Fatalf("over the caps: %+v %+v", ref, w)
+	}
+}
+
+// TestWholeEqualsServiceOnCorpus: on every export of the pinned corpus (refusals, edge cases,
+// every family), the whole-store check as one part gives the service's report or refusal; only
+// the refusals about the caps do not apply.
+func TestWholeEqualsServiceOnCorpus(t *testing.T) {
+	c, err := corpus.Load(os.DirFS("../corpus"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := shipped(t)
+	compared := 0
+	for _, cs := range c.Cases {
+		body, err := cs.RequestBody()
+		if err != nil {
+			continue
+		}
+		rep, ref, err := evaluator.Audit(ps, body, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ref != nil && (ref.Rule == evaluator.BodyBytesCap || ref.Rule == "record_count_cap") {
+			continue
+		}
+		w, wref := auditWhole(t, body)
+		compared++
+		switch {
+		case ref != nil && (wref == nil || !cmp.Equal(wref.Refusal, ref)):
+			t.Errorf("%s: service refuses %s at %v, whole-store check gives %+v", cs.Name, ref.Rule, deref(ref.RecordIndex), wref)
+		case ref == nil && wref != nil:
+			t.Errorf("%s: whole-store check refuses %s at %v", cs.Name, wref.Refusal.Rule, deref(wref.Refusal.RecordIndex))
+		case ref == nil:
+			if d := cmp.Diff(string(marshal(t, rep)), string(marshal(t, w.Report))); d != "" {
+				t.Errorf("%s: report differs (-service +whole):\n%s", cs.Name, d)
+			}
+		}
+	}
+	t.Logf("%d corpus exports compared", compared)
+}
