@@ -108,8 +108,17 @@ type wholeRead struct {
 	sbuf   []byte // the snapshot chunk being gathered
 }
 
-// AuditWhole audits the log the parts make together, in the order given.
-func AuditWhole(ms *rules.MutLogSet, parts []PartSource, checkEnd time.Time) (*Report, *WholeRefusal, error) {
+// WholeResult is a whole-log audit: the report, as Audit would make it for the log the parts make
+// together, and the events each part gave.
+type WholeResult struct {
+	Report     *Report
+	PartEvents []int
+}
+
+// AuditWhole audits the log the parts make together, in the order given. A refusal is the log's;
+// an error is a part that cannot be read or a rule that failed at run time
+// (errors.Is(err, rules.ErrRuleFailed)).
+func AuditWhole(ms *rules.MutLogSet, parts []PartSource, checkEnd time.Time) (*WholeResult, *WholeRefusal, error) {
 	w := &wholeRead{ms: ms, caps: ms.Criteria().Caps, parts: len(parts)}
 	w.f = newFold(ms)
 	for i, open := range parts {
@@ -132,7 +141,19 @@ func AuditWhole(ms *rules.MutLogSet, parts []PartSource, checkEnd time.Time) (*R
 		// No part gave an event: the log's own answer (events_empty, or a header rule before it).
 		w.check(w.chunk([]byte(`"events":[]`)), 0)
 	}
-	return w.f.finish(w, checkEnd)
+	rep, ref, err := w.f.finish(w, checkEnd)
+	if rep == nil {
+		return nil, ref, err
+	}
+	res := &WholeResult{Report: rep, PartEvents: make([]int, len(parts))}
+	for i, s := range w.starts {
+		end := w.total
+		if i+1 < len(w.starts) {
+			end = w.starts[i+1]
+		}
+		res.PartEvents[i] = end - s
+	}
+	return res, nil, nil
 }
 
 // refusal wraps a criteria refusal found in part p.

@@ -152,10 +152,14 @@ func TestWholeFindsReinsertAcrossParts(t *testing.T) {
 				t.Fatalf("pad %d part %d apart: %d reinserts, want none", pad, i+1, ri.Reinserts)
 			}
 		}
-		rep, ref, err := mutlog.AuditWhole(ms, sources(part1, part2), wholeEnd)
+		res, ref, err := mutlog.AuditWhole(ms, sources(part1, part2), wholeEnd)
 		if err != nil || ref != nil {
 			t.Fatalf("pad %d whole: %v %v", pad, err, ref)
 		}
+		if res.PartEvents[0] != pad+2 || res.PartEvents[1] != 1 {
+			t.Fatalf("pad %d whole: part events %v", pad, res.PartEvents)
+		}
+		rep := res.Report
 		ri := rep.Factors.ReinsertsAfterForget.(mutlog.Reinserts)
 		if ri.Reinserts != 1 || !slices.Equal(ri.Seqs, []int64{5000}) {
 			t.Fatalf("pad %d whole: reinserts %+v, want seq 5000", pad, ri)

@@ -35,4 +35,3 @@ func FuzzWholeReader(f *testing.F) {
 		}
 	})
 }
-

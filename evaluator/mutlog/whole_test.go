@@ -115,11 +115,14 @@ func auditOne(t testing.TB, ms *rules.MutLogSet, body []byte) string {
 }
 
 func auditWhole(t testing.TB, ms *rules.MutLogSet, parts ...[]byte) string {
-	rep, ref, err := mutlog.AuditWhole(ms, sources(parts...), wholeEnd)
+	res, ref, err := mutlog.AuditWhole(ms, sources(parts...), wholeEnd)
 	if ref != nil {
 		return outcome(t, nil, &ref.Refusal, err) // as Audit would say it: the rule and the index
 	}
-	return outcome(t, rep, nil, err)
+	if res == nil {
+		return outcome(t, nil, nil, err)
+	}
+	return outcome(t, res.Report, nil, err)
 }
 
 func differentialN() int {
