@@ -1,7 +1,7 @@
 package mutlog
 
 import (
-	"container/heap"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,7 +20,7 @@ type fold struct {
 	act rules.EventActivation
 	// pending orders the events by seq within a window of the event cap (a log under the cap is
 	// ordered whole, as Audit orders it).
-	pending evHeap
+	pending pending
 	window  int
 	last    int64
 	started bool
@@ -78,9 +78,9 @@ func (f *fold) addEvents(w *wholeRead, cl *log) error {
 		if ev.keyed {
 			ev.slot = f.slot(cl, ev.slot)
 		}
-		heap.Push(&f.pending, ev)
-		if f.pending.Len() > f.window {
-			f.step(w, heap.Pop(&f.pending).(event))
+		f.pending.push(ev)
+		if f.pending.len() > f.window {
+			f.step(w, f.pending.pop())
 		}
 	}
 	return nil
@@ -193,8 +193,8 @@ func keptForget(ev *event) *event {
 // finish replays what is left in the window, then makes the report as AuditWith does from the
 // log facts, the gates and the factors.
 func (f *fold) finish(w *wholeRead, checkEnd time.Time) (*Report, *WholeRefusal, error) {
-	for f.pending.Len() > 0 {
-		f.step(w, heap.Pop(&f.pending).(event))
+	for f.pending.len() > 0 {
+		f.step(w, f.pending.pop())
 	}
 	if w.best != nil {
 		return nil, w.best, nil
@@ -250,16 +250,40 @@ func (f *fold) fillForgetEnvelopes(rep *Report) {
 	rep.verdict["with_envelope"] = fe.Rate.Value
 }
 
-// evHeap orders pending events by seq.
-type evHeap []event
+// pending holds the events not yet replayed, sorted by seq from head on. A log in seq order (the
+// usual case) only appends; an event out of order is inserted in its place.
+type pending struct {
+	evs  []event
+	head int
+}
 
-func (h evHeap) Len() int           { return len(h) }
-func (h evHeap) Less(i, j int) bool { return h[i].seq < h[j].seq }
-func (h evHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *evHeap) Push(x any)        { *h = append(*h, x.(event)) }
-func (h *evHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+func (p *pending) len() int { return len(p.evs) - p.head }
+
+func (p *pending) push(ev event) {
+	if n := len(p.evs); n == p.head || p.evs[n-1].seq <= ev.seq {
+		p.evs = append(p.evs, ev)
+		return
+	}
+	at, _ := slices.BinarySearchFunc(p.evs[p.head:], ev.seq, func(e event, s int64) int {
+		if e.seq <= s { // after the equal ones: a repeated seq stays in the order read
+			return -1
+		}
+		return 1
+	})
+	p.evs = slices.Insert(p.evs, p.head+at, ev)
+}
+
+func (p *pending) pop() event {
+	ev := p.evs[p.head]
+	p.evs[p.head] = event{}
+	p.head++
+	if p.head == len(p.evs) {
+		p.evs, p.head = p.evs[:0], 0
+	} else if p.head >= 4096 && p.head*2 >= len(p.evs) {
+		// Slide the live events down once the dead head is as long as they are.
+		n := copy(p.evs, p.evs[p.head:])
+		clear(p.evs[n:])
+		p.evs, p.head = p.evs[:n], 0
+	}
+	return ev
 }
