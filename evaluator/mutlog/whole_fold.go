@@ -15,6 +15,10 @@ type fold struct {
 	st  *state // over gl: the header's facts and the log's slots, no events
 	gl  *log
 	ids map[string]int32 // a slot's canonical identity to its number in gl.slots
+	// local maps the chunk's slot numbers to the log's (-1: not yet looked up).
+	local []int32
+	// names interns the envelopes' principal names a slot's forget keeps: few, and repeated.
+	names map[string]string
 	rp  replayed
 	d   *decided
 	act rules.EventActivation
@@ -32,7 +36,7 @@ type fold struct {
 
 func newFold(ms *rules.MutLogSet) *fold {
 	w := ms.Criteria().Words
-	return &fold{ids: map[string]int32{}, window: ms.Criteria().Caps.EventsPerAudit, withoutEnvelope: seqs(),
+	return &fold{ids: map[string]int32{}, names: map[string]string{}, window: ms.Criteria().Caps.EventsPerAudit, withoutEnvelope: seqs(),
 		d: &decided{
 			ri:          Reinserts{Status: w.Assessable, Seqs: seqs()},
 			oe:          OutsideEnvelope{Status: w.Assessable, UnattributedSeqs: seqs()},
@@ -73,10 +77,17 @@ func (f *fold) slot(cl *log, n int32) int32 {
 // addEvents takes a chunk's events and replays those that leave the window.
 func (f *fold) addEvents(w *wholeRead, cl *log) error {
 	f.start(w.ms, cl)
+	f.local = slices.Grow(f.local[:0], len(cl.slots))[:len(cl.slots)]
+	for i := range f.local {
+		f.local[i] = -1
+	}
 	for i := range cl.events {
 		ev := cl.events[i]
 		if ev.keyed {
-			ev.slot = f.slot(cl, ev.slot)
+			if f.local[ev.slot] < 0 {
+				f.local[ev.slot] = f.slot(cl, ev.slot)
+			}
+			ev.slot = f.local[ev.slot]
 		}
 		f.pending.push(ev)
 		if f.pending.len() > f.window {
@@ -161,7 +172,7 @@ func (f *fold) replay(ev *event) error {
 		if from != rp.Live {
 			r.forgotNotLv++
 		}
-		s.forget = keptForget(ev)
+		s.forget = f.keptForget(s, ev)
 	case "reopen":
 		if moves {
 			if err := f.st.tallyUnchecked(&f.act, "reopen", ev, &f.d.ro.Reopens, &f.d.ro.Unchecked, &f.d.ro.UncheckedSeqs); err != nil {
@@ -177,15 +188,32 @@ func (f *fold) replay(ev *event) error {
 	return nil
 }
 
-// keptForget is what a slot keeps of its governing forget, copied out of its chunk: what a
-// reinsert's decisions read of it (forgetFacts).
-func keptForget(ev *event) *event {
-	k := &event{seq: ev.seq, op: ev.op, raw: strings.Clone(ev.raw), keyed: true, slot: ev.slot}
+// keptForget is what slot s keeps of its governing forget ev, copied out of its chunk: what a
+// reinsert's decisions read of it (forgetFacts). The slot's previous forget is reused, its raw
+// key is the slot's own when they are equal, and the envelope's names are interned.
+func (f *fold) keptForget(s *slotState, ev *event) *event {
+	k := s.forget
+	if k == nil {
+		k = &event{}
+	}
+	env := k.envelope[:0]
+	*k = event{seq: ev.seq, op: ev.op, raw: s.raw, keyed: true, slot: ev.slot}
+	if ev.raw != s.raw {
+		k.raw = strings.Clone(ev.raw)
+	}
 	if ev.envelope != nil {
-		k.envelope = make([]string, len(ev.envelope))
-		for i, s := range ev.envelope {
-			k.envelope[i] = strings.Clone(s)
+		if env == nil {
+			env = make([]string, 0, len(ev.envelope))
 		}
+		for _, n := range ev.envelope {
+			in, ok := f.names[n]
+			if !ok {
+				in = strings.Clone(n)
+				f.names[in] = in
+			}
+			env = append(env, in)
+		}
+		k.envelope = env
 	}
 	return k
 }
