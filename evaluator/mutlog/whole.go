@@ -104,7 +104,6 @@ type wholeRead struct {
 	snapN  int   // snapshot entries read so far
 	best   *WholeRefusal
 	f      *fold
-	list   []byte // a chunk's events member, reused
 	sbuf   []byte // the snapshot chunk being gathered
 }
 

@@ -26,7 +26,11 @@ func (w *wholeRead) events(dec *jsontext.Decoder) error {
 		if err != nil {
 			return err
 		}
-		if w.n > 0 {
+		if w.n == 0 {
+			// The chunk's body is gathered in place: the header, then the events as read. Each
+			// chunk has a buffer of its own (see chunk), sized like the last.
+			w.buf = append(append(make([]byte, 0, max(cap(w.buf), 4096)), w.prefix...), `"events":[`...)
+		} else {
 			w.buf = append(w.buf, ',')
 		}
 		w.buf = append(w.buf, v...)
@@ -47,11 +51,9 @@ func (w *wholeRead) flushEvents() error {
 	if w.n == 0 {
 		return nil
 	}
-	list := append(append(append(w.list[:0], `"events":[`...), w.buf...), ']')
-	w.list = list
-	l := w.check(w.chunk(list), w.off)
+	l := w.check(append(w.buf, ']', '}'), w.off)
 	w.off += w.n
-	w.n, w.buf = 0, w.buf[:0]
+	w.n = 0
 	if l != nil && w.best == nil {
 		return w.f.addEvents(w, l)
 	}
