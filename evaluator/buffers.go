@@ -13,17 +13,23 @@ import (
 // them each time. Nothing a result carries points into them (results hold strings only).
 type buffers struct {
 	slabs jsontree.Slabs // the value tree's arrays and objects
+	// body is the copy of a body that was not handed over, for an answer given within the call
+	// (prepare's whole); nothing the answer keeps points into it (export.rehome).
+	body []byte
 
 	records []record
 	facts   []rules.Value
 	strs    []string
 	slots   []rules.SlotValues
 	applies []uint32
+	groups  []recordGroup // the groups of clusters and duplicates, one after the other
+	next    []int32
 
 	byID      map[string]int
 	contents  map[string]int32
 	interned  map[string]int32
 	internedS []string
+	tuples    []tupleFacts
 }
 
 // freeBuffers keeps as many idle buffers as there are CPUs (a server evaluates that many exports at
@@ -55,6 +61,8 @@ func (b *buffers) release() {
 		return
 	}
 	b.slabs.Reset()
+	clear(b.body) // no export's bytes stay behind in an idle buffer
+	b.body = b.body[:0]
 	clear(b.records)
 	clear(b.facts)
 	clear(b.strs)

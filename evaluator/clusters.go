@@ -22,7 +22,7 @@ func (st *state) fillClusters(rep *Report) error {
 	}
 	// Records grouped by content key (its number): at most as many groups as content keys.
 	at := make([]int32, len(x.contents)) // content number -> group index + 1
-	rg := newRecordGroups(len(x.records), len(x.contents))
+	rg := st.recordGroups(len(x.contents))
 	for i := range x.records {
 		r := &x.records[i]
 		if !r.live || !r.facts.Scoped || r.template {
@@ -30,7 +30,17 @@ func (st *state) fillClusters(rep *Report) error {
 		}
 		at[r.cid] = int32(rg.add(i, int(at[r.cid])-1) + 1)
 	}
-	var clusters []ClusterReport
+	// The report's clusters and their members are cut from one array each, sized for every
+	// group that could form a cluster.
+	candidates, inCandidates := 0, 0
+	for _, g := range rg.groups {
+		if g.size >= 2 {
+			candidates++
+			inCandidates += int(g.size)
+		}
+	}
+	clusters := make([]ClusterReport, 0, candidates)
+	st.members = make([]Member, 0, inCandidates)
 	counts := map[string]int{}
 	var members []int
 	for _, g := range rg.groups {
@@ -51,12 +61,13 @@ func (st *state) fillClusters(rep *Report) error {
 		counts[class]++
 		clusters = append(clusters, *cr)
 	}
+	st.putRecordGroups(rg)
 	slices.SortFunc(clusters, func(a, b ClusterReport) int { return compareIDs(a.Members, b.Members, memberID) })
 	for i := range clusters {
 		clusters[i].Cluster = i + 1
 	}
 	rep.Coverage.B5NotRun, rep.Coverage.TemplateLineage = intp(st.b5NotRun), intp(st.lineage)
-	if clusters == nil {
+	if len(clusters) == 0 {
 		clusters = []ClusterReport{}
 	}
 	*f = CrossScopeClusters{
@@ -161,12 +172,13 @@ func (st *state) clusterReport(members []int, cl *rules.Cluster, p *rules.Preced
 	if b5 {
 		cr.DistinctSources = intp(int(cl.DistinctSources))
 	}
-	cr.Members = make([]Member, 0, len(members))
+	at := len(st.members)
 	for _, i := range members {
 		r := &st.x.records[i]
-		cr.Members = append(cr.Members, Member{ID: r.id, Scope: r.facts.ScopeString, Global: r.facts.Global,
+		st.members = append(st.members, Member{ID: r.id, Scope: r.facts.ScopeString, Global: r.facts.Global,
 			Covered: !r.facts.Global && r.covered})
 	}
+	cr.Members = st.members[at:len(st.members):len(st.members)]
 	slices.SortFunc(cr.Members, func(a, b Member) int { return strings.Compare(a.ID, b.ID) })
 	return cr
 }

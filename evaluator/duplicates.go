@@ -39,7 +39,8 @@ func (st *state) fillDuplicates(rep *Report) {
 		clear(index)
 		dupIndexPool.Put(index)
 	}()
-	rg := newRecordGroups(len(x.records), len(x.records))
+	rg := st.recordGroups(len(x.records))
+	defer st.putRecordGroups(rg)
 	for i := range x.records {
 		r := &x.records[i]
 		if !r.live || r.contested {
@@ -55,17 +56,25 @@ func (st *state) fillDuplicates(rep *Report) {
 			index[k] = rg.add(i, -1)
 		}
 	}
-	excess := 0
-	clusters := []DuplicateCluster{}
+	// The clusters and their member ids are cut from one array each.
+	excess, candidates := 0, 0
+	for _, g := range rg.groups {
+		if g.size >= 2 {
+			excess += int(g.size) - 1
+			candidates++
+		}
+	}
+	clusters := make([]DuplicateCluster, 0, candidates)
+	slab := make([]string, 0, excess+candidates)
 	for _, g := range rg.groups {
 		if g.size < 2 {
 			continue
 		}
-		excess += int(g.size) - 1
-		ids := make([]string, 0, g.size)
+		at := len(slab)
 		for j := g.first; j >= 0; j = rg.next[j] {
-			ids = append(ids, x.records[j].id)
+			slab = append(slab, x.records[j].id)
 		}
+		ids := slab[at:len(slab):len(slab)]
 		sort.Strings(ids)
 		_, name, scope := dupPartition(&x.records[g.first])
 		clusters = append(clusters, DuplicateCluster{Partition: name, Scope: scope, Count: int(g.size), Members: ids})

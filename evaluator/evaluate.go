@@ -41,10 +41,11 @@ type Options struct {
 
 // PrecheckWith is Precheck with options.
 func PrecheckWith(ps *rules.ProgramSet, body []byte, now time.Time, opts Options) (*PrecheckResult, *Refusal, error) {
-	p, ref, err := PrepareWith(ps, body, opts)
+	st, ref, err := prepare(ps, body, opts, true)
 	if ref != nil || err != nil {
 		return nil, ref, err
 	}
+	p := &Prepared{st: st}
 	defer p.st.release()
 	return p.Precheck(now), nil, nil
 }
@@ -57,10 +58,11 @@ func Audit(ps *rules.ProgramSet, body []byte, checkEnd time.Time) (*Report, *Ref
 
 // AuditWith is Audit with options.
 func AuditWith(ps *rules.ProgramSet, body []byte, checkEnd time.Time, opts Options) (*Report, *Refusal, error) {
-	p, ref, err := PrepareWith(ps, body, opts)
+	st, ref, err := prepare(ps, body, opts, true)
 	if ref != nil || err != nil {
 		return nil, ref, err
 	}
+	p := &Prepared{st: st}
 	rep, err := p.Audit(checkEnd)
 	if err != nil {
 		return nil, nil, err
@@ -86,7 +88,7 @@ func Prepare(ps *rules.ProgramSet, body []byte) (*Prepared, *Refusal, error) {
 
 // PrepareWith is Prepare with options.
 func PrepareWith(ps *rules.ProgramSet, body []byte, opts Options) (*Prepared, *Refusal, error) {
-	st, ref, err := prepare(ps, body, opts)
+	st, ref, err := prepare(ps, body, opts, false)
 	if ref != nil || err != nil {
 		return nil, ref, err
 	}
@@ -178,18 +180,29 @@ type state struct {
 	scratch [5][]string
 	clAct   *rules.ClusterActivation // one per export: it memoizes the cluster decisions
 	copies  []int
+	members []Member // the report's cluster members, one array cut per cluster
 
 	eligible, scopedEligible, templates, sourcePassages int
 	referrals                                           []string
 	b5NotRun, lineage                                   int
 }
 
-func prepare(ps *rules.ProgramSet, body []byte, opts Options) (*state, *Refusal, error) {
+// prepare decodes, validates and runs the record stage. whole is true when the caller answers
+// within this call (Audit, Precheck): a body that is not handed over is then copied into the
+// export's pooled buffer instead of a fresh one, and the strings the answer keeps are moved out of
+// it (rehome) before it goes back to the pool.
+func prepare(ps *rules.ProgramSet, body []byte, opts Options, whole bool) (*state, *Refusal, error) {
 	if r := CheckBodySize(ps, len(body)); r != nil {
 		return nil, r, nil
 	}
 	b := getBuffers()
-	top, err := jsontree.Decode(body, jsontree.Options{MaxDepth: ps.Criteria().Caps.JSONDepth, Owned: opts.OwnedBody}, &b.slabs)
+	dopts := jsontree.Options{MaxDepth: ps.Criteria().Caps.JSONDepth, Owned: opts.OwnedBody}
+	pooled := whole && !opts.OwnedBody && opts.Observer == nil && opts.explain == nil
+	if pooled {
+		b.body = append(b.body[:0], body...)
+		body, dopts.Owned = b.body, true
+	}
+	top, err := jsontree.Decode(body, dopts, &b.slabs)
 	if err != nil {
 		b.release()
 		return nil, newRefusal("export_required"), nil
@@ -199,6 +212,9 @@ func prepare(ps *rules.ProgramSet, body []byte, opts Options) (*state, *Refusal,
 		return nil, r, nil
 	}
 	x := newExport(ps, &top, b)
+	if pooled {
+		x.rehome()
+	}
 	st := &state{opts: opts, ps: ps, x: x, act: ps.NewRecordActivation(x.scope), caller: *top.Get("caller")}
 	st.act.Obs = opts.Observer
 	if err := st.records(); err != nil {

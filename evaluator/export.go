@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
 	"github.com/scopehygiene/scope-hygiene/rules"
@@ -24,6 +25,7 @@ type export struct {
 	interned  []string
 	contents  map[string]int32 // content keys, by id
 	scratch   [3][]byte
+	tuples    []tupleFacts // by interned tuple number (keyScope)
 }
 
 // record is one submitted record.
@@ -78,7 +80,7 @@ func newExport(ps *rules.ProgramSet, top *jsontree.Value, b *buffers) *export {
 		letta: spec.Scope == "attached_to",
 		b:     b,
 		strs:  b.interned, interned: b.internedS[:0],
-		byID: b.byID, contents: b.contents,
+		byID: b.byID, contents: b.contents, tuples: b.tuples[:0],
 	}
 	m := top.Get("manifest")
 	x.readManifest(m)
@@ -190,12 +192,35 @@ func (x *export) keyScope(r *record, standIns map[string]string, global string) 
 		n++
 	}
 	r.tuple, r.tid = x.intern(tuple)
-	r.keySet, _ = x.intern(keys)
+	// The tuple spells the keys and the values: a tuple met before has the same key set and
+	// scope string, interned once per tuple rather than looked up per record.
+	t := x.tupleInfo(r.tid)
+	if !t.known {
+		t.keySet, _ = x.intern(keys)
+		t.scope, t.sid = x.intern(scope)
+		t.known = true
+	}
+	r.keySet = t.keySet
 	r.facts.KeyCount = int64(n)
 	r.facts.Scoped = n > 0
-	r.facts.ScopeString, r.sid = x.intern(scope)
+	r.facts.ScopeString, r.sid = t.scope, t.sid
 	r.facts.Global = n == 1 && r.facts.ScopeString == global
 	x.scratch = [3][]byte{tuple, keys, scope}
+}
+
+// tupleFacts are what a scope tuple decides of every record carrying it.
+type tupleFacts struct {
+	known         bool
+	keySet, scope string
+	sid           int32
+}
+
+// tupleInfo is the facts slot of the interned tuple tid, grown on demand.
+func (x *export) tupleInfo(tid int32) *tupleFacts {
+	for int(tid) >= len(x.tuples) {
+		x.tuples = append(x.tuples, tupleFacts{})
+	}
+	return &x.tuples[tid]
 }
 
 // intern returns the export's one copy of the string b spells, and its number: the records of
@@ -416,7 +441,7 @@ func metaField(r *rules.Record, name string) **rules.Value {
 var factNames = []string{"replaced_by", "superseded_by", "is_deleted", "invalid_at", "expired_at", "lifecycle_state", "state", "shared", "sharing", "is_template", "template_id", "base_template_id", "source_passage", "file_id", "record_class", "source", "attributed_scope", "history_scope", "storage_scope", "group_id", "episode_group_ids", "endpoint_group_ids", "origin_claim_id", "origin_scope"}
 
 // absentValue is the one, read-only, absent member every record shares.
-var absentValue = &rules.Value{Kind: jsontree.Absent.String()}
+var absentValue = rules.AbsentValue
 
 // absentRecord is a record whose every fact is an absent member.
 var absentRecord = func() rules.Record {
@@ -536,6 +561,37 @@ func (x *export) release() {
 		return
 	}
 	x.b.internedS = x.interned
+	clear(x.tuples)
+	x.b.tuples = x.tuples[:0]
 	x.b.release()
 	x.b, x.records, x.interned = nil, nil, nil
+}
+
+// rehome moves the strings of the export that an answer keeps (record ids, family, form,
+// variant, declared scope keys) out of the pooled body copy they alias, so that the copy can go
+// back to the pool when the call returns: the ids into one new string, the rest cloned. Scope
+// strings are the export's own already (intern).
+func (x *export) rehome() {
+	n := 0
+	for i := range x.records {
+		n += len(x.records[i].id)
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	for i := range x.records {
+		sb.WriteString(x.records[i].id)
+	}
+	ids := sb.String()
+	at := 0
+	for i := range x.records {
+		r := &x.records[i]
+		r.id = ids[at : at+len(r.id)]
+		at += len(r.id)
+	}
+	x.scope = rules.Scope{Family: strings.Clone(x.scope.Family), Form: strings.Clone(x.scope.Form), Variant: strings.Clone(x.scope.Variant)}
+	if x.keySource == "manifest" {
+		for i, k := range x.keys {
+			x.keys[i] = strings.Clone(k)
+		}
+	}
 }

@@ -13,9 +13,15 @@ type recordGroups struct {
 
 type recordGroup struct{ first, last, size int32 }
 
-// newRecordGroups makes room for records records in at most maxGroups groups.
-func newRecordGroups(records, maxGroups int) recordGroups {
-	return recordGroups{groups: make([]recordGroup, 0, maxGroups), next: make([]int32, records)}
+// recordGroups makes room for the export's records in at most maxGroups groups, reusing the
+// export's buffers; putRecordGroups gives them back for the next grouping.
+func (st *state) recordGroups(maxGroups int) recordGroups {
+	b := st.x.b
+	return recordGroups{groups: sized(b.groups, maxGroups), next: sized(b.next, len(st.x.records))[:len(st.x.records)]}
+}
+
+func (st *state) putRecordGroups(rg recordGroups) {
+	st.x.b.groups, st.x.b.next = rg.groups[:0], rg.next[:0]
 }
 
 // add puts record i last in group g, or in a new group when g < 0, and returns the group's index.

@@ -152,3 +152,36 @@ func BenchmarkMaxSizeBody(b *testing.B) {
 		}
 	}
 }
+
+// TestCopiedBodyAnswerOutlivesThePool: Audit and Precheck copy a body that is not handed over
+// into a pooled buffer that the next export reuses (and that is cleared in between); the answers
+// they returned must not change when it is.
+func TestCopiedBodyAnswerOutlivesThePool(t *testing.T) {
+	ps := shipped(t)
+	bodies := ownedBodies(t)
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	marshal := func(v any) string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for i, body := range bodies {
+		// The reference: the same answers from a body handed over and never changed.
+		owned := evaluator.Options{OwnedBody: true}
+		rep, ref, err := evaluator.AuditWith(ps, slices.Clone(body), now, owned)
+		pre, pref, perr := evaluator.PrecheckWith(ps, slices.Clone(body), now, owned)
+		want := marshal([]any{rep, ref, err != nil, pre, pref, perr != nil})
+		rep, ref, err = evaluator.Audit(ps, body, now)
+		pre, pref, perr = evaluator.Precheck(ps, body, now)
+		for j := 1; j <= 3; j++ {
+			other := bodies[(i+j)%len(bodies)]
+			evaluator.Audit(ps, other, now)
+			evaluator.Precheck(ps, other, now)
+		}
+		if got := marshal([]any{rep, ref, err != nil, pre, pref, perr != nil}); got != want {
+			t.Fatalf("body %d: the answer changed when the pooled copy was reused\n%s\nwant\n%s", i, got, want)
+		}
+	}
+}

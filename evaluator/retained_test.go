@@ -74,7 +74,7 @@ func auditRetained(t testing.TB, ps *rules.ProgramSet, body []byte) retained {
 	}()
 	var r retained
 	for range 2 {
-		st, ref, err := prepare(ps, body, Options{})
+		st, ref, err := prepare(ps, body, Options{}, false)
 		if err != nil || ref != nil {
 			t.Fatalf("prepare: %v %+v", err, ref)
 		}

@@ -156,9 +156,9 @@ type key128 struct{ a, b uint64 }
 // million keys would take three to four times the memory.
 type wholeIndex struct {
 	s1, s2   maphash.Seed
-	idAt     []idPlace // every record id and its place, until finish
-	ids      []key128  // the distinct ids, sorted (after finish)
-	contents []key128  // every record's content key; sorted and distinct after finish
+	idAt     []idPlace           // every record id and its place, until finish
+	ids      []key128            // the distinct ids, sorted (after finish)
+	contents []key128            // every record's content key; sorted and distinct after finish
 	repeated map[key128]struct{} // the content keys of two records or more (after finish)
 	targets  map[key128]uint8    // supersedes targets: bit 0 named, bit 1 named by another record
 	pointers map[key128]struct{}

@@ -246,7 +246,9 @@ func (f *wholeFold) flush(fails partFailures) error {
 	defer func() { b.ends = b.ends[:0] }()
 	b.buf = append(b.buf, "]}"...)
 	f.slabs.Reset()
-	top, err := jsontree.Decode(b.buf, jsontree.Options{MaxDepth: f.depth}, &f.slabs)
+	// The tree aliases the batch's buffer, which the next batch overwrites: nothing kept from a
+	// record points into it (ids of conflicts are cloned, scopes interned, kept bytes copied).
+	top, err := jsontree.Decode(b.buf, jsontree.Options{MaxDepth: f.depth, Owned: true}, &f.slabs)
 	if err != nil {
 		return errSyntax
 	}

@@ -301,7 +301,8 @@ func (idx *wholeIndex) indexBatch(pi *partIndex, b *batch, slabs *jsontree.Slabs
 	defer func() { b.ends = b.ends[:0] }()
 	b.buf = append(b.buf, ']')
 	slabs.Reset()
-	arr, err := jsontree.Decode(b.buf, jsontree.Options{MaxDepth: depth}, slabs)
+	// The index keeps hashes only: the tree may alias the buffer the next batch overwrites.
+	arr, err := jsontree.Decode(b.buf, jsontree.Options{MaxDepth: depth, Owned: true}, slabs)
 	if err != nil {
 		return
 	}

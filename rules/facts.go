@@ -24,6 +24,10 @@ type Value struct {
 	Items int64 `cel:"items"`
 }
 
+// AbsentValue is the one, read-only, absent member that records may share: the fused programs'
+// memo keys it with one byte instead of its members.
+var AbsentValue = &Value{Kind: "absent"}
+
 // Record is one submitted record as the per-record rules see it. Its members are pointers so that
 // CEL selects a field without copying the struct; an absent member points at a shared, read-only
 // absent Value, and no Value is ever modified after the record is built.

@@ -214,8 +214,16 @@ func (p *projection) key(a *RecordActivation) []byte {
 			p.str(a, *(*string)(at))
 		case reflect.Pointer:
 			v := *(**Value)(at)
+			if v == AbsentValue {
+				// The shared absent member: one tag byte. Its strings ("absent", "") are keyed
+				// verbatim wherever they occur (str), so they need no place in the pattern.
+				ks.buf = append(ks.buf, tagAbsent)
+				continue
+			}
+			ks.buf = append(ks.buf, tagValue)
 			if f.subs&subKind != 0 {
-				p.str(a, v.Kind)
+				ks.buf = append(ks.buf, 'L')
+				ks.buf = appendString(ks.buf, v.Kind)
 			}
 			if f.subs&subPresent != 0 {
 				ks.buf = append(ks.buf, boolByte(v.Present))
@@ -249,10 +257,19 @@ func (p *projection) key(a *RecordActivation) []byte {
 	return ks.buf
 }
 
-// str writes one string of the key: verbatim, or by its equality pattern (canon).
+// The tags that open a *Value field's part of the key: the shared absent member, or any other.
+const (
+	tagAbsent = 0xA0
+	tagValue  = 0xA1
+)
+
+// str writes one string of the key: verbatim, or by its equality pattern (canon). The empty
+// string and the kind names are always verbatim, as if they were literals: a finer key is still a
+// sound one, and it lets the key give the shared absent member (whose kind and str are those) one
+// tag byte, and every kind its name, without a place in the pattern.
 func (p *projection) str(a *RecordActivation, s string) {
 	ks := &a.ks
-	if !p.canon || p.literal(s) || s == a.Family || s == a.Form || s == a.Variant {
+	if !p.canon || s == "" || isKindName(s) || p.literal(s) || s == a.Family || s == a.Form || s == a.Variant {
 		ks.buf = append(ks.buf, 'L')
 		ks.buf = appendString(ks.buf, s)
 		return
@@ -311,4 +328,13 @@ func (m *memo) store(key []byte, vals []bool) {
 		m.results = map[string][]bool{}
 	}
 	m.results[string(key)] = append([]bool(nil), vals...)
+}
+
+// isKindName reports whether s is one of the names of Value.Kind.
+func isKindName(s string) bool {
+	switch s {
+	case "absent", "null", "string", "bool", "number", "array", "object":
+		return true
+	}
+	return false
 }

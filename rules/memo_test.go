@@ -98,3 +98,46 @@ func TestEqualityOnlyAnalysis(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoKeySharedAbsent: the shared absent member is keyed by one tag, and the strings it
+// stands for ("absent", "") keep their identity wherever else they occur, so a record whose other
+// string is "" never shares a key with one whose other string is not.
+func TestMemoKeySharedAbsent(t *testing.T) {
+	base, err := baseEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err = base.Extend(cel.Variable("record", cel.ObjectType(recordType)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ast, iss := base.Compile(`record.sharing.str == record.state.str || record.sharing.kind == record.state.str`)
+	if iss.Err() != nil {
+		t.Fatal(iss.Err())
+	}
+	p := projectionOf(ast, nil)
+	if !p.canon {
+		t.Fatal("want an equality-only projection")
+	}
+	a := &RecordActivation{Scope: Scope{Family: "generic", Form: "full_text"}}
+	key := func(sharing, state *Value) string {
+		a.Record = &Record{Sharing: sharing, State: state}
+		return string(p.key(a))
+	}
+	pairs := []struct {
+		name string
+		x, y string
+	}{
+		{"empty vs other", key(AbsentValue, str("")), key(AbsentValue, str("x"))},
+		{"kind name vs other", key(AbsentValue, str("absent")), key(AbsentValue, str("y"))},
+		{"absent vs empty string", key(AbsentValue, str("x")), key(str(""), str("x"))},
+	}
+	for _, pr := range pairs {
+		if pr.x == pr.y {
+			t.Errorf("%s: same key", pr.name)
+		}
+	}
+	if key(AbsentValue, str("x")) != key(AbsentValue, str("z")) {
+		t.Error("renamed strings: different keys, want one")
+	}
+}
