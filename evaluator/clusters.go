@@ -1,8 +1,8 @@
 package evaluator
 
 import (
+	"cmp"
 	"slices"
-	"sort"
 
 	"strings"
 
@@ -125,11 +125,11 @@ func (st *state) clusterFacts(members, copies []int) rules.Cluster {
 	x := st.x
 	cl := rules.Cluster{Letta: x.letta, Globals: int64(len(members) - len(copies)), Copies: int64(len(copies))}
 	// Clusters are small: distinct values are counted over reused slices, not maps.
-	scopes, keySets, sources := st.scratch[0][:0], st.scratch[1][:0], st.scratch[2][:0]
+	scopes, keySets, sources := st.ids[0][:0], st.ids[1][:0], st.scratch[2][:0]
 	tids, btids := st.scratch[3][:0], st.scratch[4][:0]
 	for _, i := range copies {
 		r := &x.records[i]
-		scopes, keySets = append(scopes, r.tuple), append(keySets, r.keySet)
+		scopes, keySets = append(scopes, r.tid), append(keySets, r.kid) // interned: equal ids, equal strings
 		if r.covered {
 			cl.Covered++
 		}
@@ -157,7 +157,8 @@ func (st *state) clusterFacts(members, copies []int) rules.Cluster {
 	}
 	cl.DistinctScopes, cl.KeySets, cl.DistinctSources = distinct(scopes), distinct(keySets), distinct(sources)
 	cl.TemplateIDs, cl.BaseTemplateIDs = distinct(tids), distinct(btids)
-	st.scratch = [5][]string{scopes, keySets, sources, tids, btids}
+	st.ids = [2][]int32{scopes, keySets}
+	st.scratch = [5][]string{nil, nil, sources, tids, btids}
 	if x.letta {
 		cl.DisjointPair = disjointPair(x, copies)
 	}
@@ -183,9 +184,9 @@ func (st *state) clusterReport(members []int, cl *rules.Cluster, p *rules.Preced
 	return cr
 }
 
-// distinct counts the distinct strings of ss, which it sorts.
-func distinct(ss []string) int64 {
-	sort.Strings(ss)
+// distinct counts the distinct values of ss, which it sorts.
+func distinct[T cmp.Ordered](ss []T) int64 {
+	slices.Sort(ss)
 	n := int64(0)
 	for i := range ss {
 		if i == 0 || ss[i] != ss[i-1] {

@@ -178,6 +178,7 @@ type state struct {
 	sub     rules.Submission
 	caller  jsontree.Value // the top-level caller member (the server's free tier reads it)
 	scratch [5][]string
+	ids     [2][]int32               // scratch of clusterFacts: interned tuple and key-set numbers
 	clAct   *rules.ClusterActivation // one per export: it memoizes the cluster decisions
 	copies  []int
 	members []Member // the report's cluster members, one array cut per cluster

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
 	"github.com/scopehygiene/scope-hygiene/rules"
@@ -36,8 +35,9 @@ type record struct {
 	facts   rules.Record
 	// tuple identifies the scope; "" when unscoped.
 	tuple string
-	// keySet names the declared keys carrying a counting value (N5, R-36).
-	keySet string
+	// kid numbers the set of declared keys carrying a counting value (N5, R-36): equal sets,
+	// equal kid (-1 for Letta, whose scope is no key).
+	kid int32
 	// cid numbers the content key (equal content, equal cid); tid and sid number the tuple and
 	// the scope string among the export's interned strings.
 	cid, tid, sid int32
@@ -146,17 +146,37 @@ func (x *export) readRecords(c *rules.Criteria, recs []jsontree.Value, standIns 
 	}
 }
 
-// manifestFacts sets the facts of each record that the manifest's lists give.
+// manifestFacts sets the facts of each record that the manifest's lists give. The scope lists
+// are looked up once per scope string (by its interned number), the content keys once per content
+// key, and an empty list not at all.
 func (x *export) manifestFacts() {
+	m := &x.manifest
+	// per interned scope string, and per content number: bit 0 known, bit 1 global, bit 2 private
+	byScope := make([]uint8, len(x.interned))
+	byContent := make([]uint8, len(x.contents))
 	for i := range x.records {
 		r := &x.records[i]
 		if r.facts.Scoped {
-			r.facts.InGlobalScopes = x.manifest.globalScopes[r.facts.ScopeString]
-			r.facts.InPrivateScopes = x.manifest.privateScopes[r.facts.ScopeString]
+			if byScope[r.sid] == 0 {
+				byScope[r.sid] = 1 | bit(len(m.globalScopes) > 0 && m.globalScopes[r.facts.ScopeString], 2) |
+					bit(len(m.privateScopes) > 0 && m.privateScopes[r.facts.ScopeString], 4)
+			}
+			r.facts.InGlobalScopes, r.facts.InPrivateScopes = byScope[r.sid]&2 != 0, byScope[r.sid]&4 != 0
 		}
-		r.facts.InGlobalContentKeys = x.manifest.globalContentKeys[r.content]
-		r.facts.InGlobalClaimIDs = x.manifest.globalClaimIDs[r.id]
+		if byContent[r.cid] == 0 {
+			byContent[r.cid] = 1 | bit(len(m.globalContentKeys) > 0 && m.globalContentKeys[r.content], 2)
+		}
+		r.facts.InGlobalContentKeys = byContent[r.cid]&2 != 0
+		r.facts.InGlobalClaimIDs = len(m.globalClaimIDs) > 0 && m.globalClaimIDs[r.id]
 	}
+}
+
+// bit is b as the bit v (0 when false).
+func bit(b bool, v uint8) uint8 {
+	if b {
+		return v
+	}
+	return 0
 }
 
 // keyScope resolves a record's scope over the declared keys.
@@ -196,11 +216,11 @@ func (x *export) keyScope(r *record, standIns map[string]string, global string) 
 	// scope string, interned once per tuple rather than looked up per record.
 	t := x.tupleInfo(r.tid)
 	if !t.known {
-		t.keySet, _ = x.intern(keys)
+		_, t.kid = x.intern(keys)
 		t.scope, t.sid = x.intern(scope)
 		t.known = true
 	}
-	r.keySet = t.keySet
+	r.kid = t.kid
 	r.facts.KeyCount = int64(n)
 	r.facts.Scoped = n > 0
 	r.facts.ScopeString, r.sid = t.scope, t.sid
@@ -210,9 +230,9 @@ func (x *export) keyScope(r *record, standIns map[string]string, global string) 
 
 // tupleFacts are what a scope tuple decides of every record carrying it.
 type tupleFacts struct {
-	known         bool
-	keySet, scope string
-	sid           int32
+	known    bool
+	scope    string
+	sid, kid int32
 }
 
 // tupleInfo is the facts slot of the interned tuple tid, grown on demand.
@@ -260,6 +280,7 @@ func (x *export) lettaScope(r *record, global string) {
 		scope = append(scope, s...)
 	}
 	r.tuple, r.tid = x.intern(tuple)
+	r.kid = -1
 	r.facts.Scoped = len(r.set) > 0
 	r.facts.ScopeString, r.sid = x.intern(scope)
 	r.facts.Global = len(r.set) == 1 && r.set[0] == global
@@ -565,33 +586,4 @@ func (x *export) release() {
 	x.b.tuples = x.tuples[:0]
 	x.b.release()
 	x.b, x.records, x.interned = nil, nil, nil
-}
-
-// rehome moves the strings of the export that an answer keeps (record ids, family, form,
-// variant, declared scope keys) out of the pooled body copy they alias, so that the copy can go
-// back to the pool when the call returns: the ids into one new string, the rest cloned. Scope
-// strings are the export's own already (intern).
-func (x *export) rehome() {
-	n := 0
-	for i := range x.records {
-		n += len(x.records[i].id)
-	}
-	var sb strings.Builder
-	sb.Grow(n)
-	for i := range x.records {
-		sb.WriteString(x.records[i].id)
-	}
-	ids := sb.String()
-	at := 0
-	for i := range x.records {
-		r := &x.records[i]
-		r.id = ids[at : at+len(r.id)]
-		at += len(r.id)
-	}
-	x.scope = rules.Scope{Family: strings.Clone(x.scope.Family), Form: strings.Clone(x.scope.Form), Variant: strings.Clone(x.scope.Variant)}
-	if x.keySource == "manifest" {
-		for i, k := range x.keys {
-			x.keys[i] = strings.Clone(k)
-		}
-	}
 }

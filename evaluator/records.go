@@ -132,7 +132,7 @@ func (st *state) marks() error {
 		if !r.live {
 			continue
 		}
-		if r.raw.Get("origin_claim_id").Present() {
+		if r.facts.OriginClaimID.Present { // the member, read once with the facts
 			r.hasPointer = true
 			r.facts.M4Resolves = x.walk(i, size[r.cid], anchor, st.pointerTrace(i))
 		}

@@ -169,10 +169,76 @@ func contentCheck(code string) check {
 	})
 }
 
+// recordScan is the first failing record of each record-level rule, -1 when none fails,
+// found in one pass over the records (scanRecords) instead of one pass per rule.
+type recordScan map[string]int
+
+// scanRecords runs every record-level rule (record_not_object, record_id_required,
+// record_id_duplicate, and the form's content rule) over the records in array order, reading each
+// record's members once. It answers exactly what the rules' own checks answer one by one: each
+// rule's first failing record, in array order.
+func scanRecords(ps *rules.ProgramSet, top *jsontree.Value, into recordScan) {
+	notObject, idRequired, idDuplicate, content := -1, -1, -1, -1
+	form, formOK := ps.Criteria().Forms[top.Get("form").Str()]
+	seen := seenPool.Get().(map[string]bool)
+	defer func() {
+		clear(seen)
+		seenPool.Put(seen)
+	}()
+	arr := top.Get("records").Arr()
+	for i := range arr {
+		r := &arr[i]
+		if r.Kind() != jsontree.Object {
+			if notObject < 0 {
+				notObject = i
+			}
+			continue
+		}
+		var id, c *jsontree.Value = r.Get("id"), nil
+		if formOK {
+			c = r.Get(form.ContentField)
+		}
+		switch {
+		case id.Kind() != jsontree.String:
+			if idRequired < 0 {
+				idRequired = i
+			}
+		case idDuplicate < 0:
+			if seen[id.Str()] {
+				idDuplicate = i
+			}
+			seen[id.Str()] = true
+		}
+		if content < 0 && c != nil && (c.Kind() != jsontree.String || (!form.AllowEmpty && c.Str() == "")) {
+			content = i
+		}
+	}
+	into["record_not_object"], into["record_id_required"], into["record_id_duplicate"] = notObject, idRequired, idDuplicate
+	into["content_text_required"], into["content_hash_required"] = -1, -1
+	if formOK {
+		if _, ok := into[form.Refusal]; ok {
+			into[form.Refusal] = content
+		}
+	}
+}
+
 // validate runs the refusal rules in the criteria's order and returns the first that fails.
 func validate(ps *rules.ProgramSet, top *jsontree.Value) *Refusal {
+	var scan recordScan
 	for _, code := range ps.Criteria().Refusals {
-		failed, idx := checks[code](ps, top)
+		var failed bool
+		idx := -1
+		switch code {
+		case "record_not_object", "record_id_required", "record_id_duplicate", "content_text_required", "content_hash_required":
+			if scan == nil {
+				scan = make(recordScan, 5)
+				scanRecords(ps, top, scan)
+			}
+			idx = scan[code]
+			failed = idx >= 0
+		default:
+			failed, idx = checks[code](ps, top)
+		}
 		if !failed {
 			continue
 		}

@@ -19,12 +19,15 @@ var errWholeKept = errors.New("whole-store check: the kept records do not decode
 func (f *wholeFold) audit(checkEnd time.Time) (*Report, error) {
 	ps := f.ps
 	w := ps.Criteria().Words
+	// What needs the lists of every id and content key is settled first, and the lists let go:
+	// the reduced export below is the peak of the check's memory.
+	absent := f.declaredAbsent()
+	f.idx.ids, f.idx.contents = nil, nil
 	body := f.idx.header.top([]byte{'['}, f.kept, []byte{']'})
 	f.kept = nil
-	b := getBuffers()
+	b := &buffers{byID: map[string]int{}, contents: map[string]int32{}, interned: map[string]int32{}}
 	top, err := jsontree.Decode(body, jsontree.Options{MaxDepth: f.depth, Owned: true}, &b.slabs)
 	if err != nil {
-		b.release()
 		return nil, errWholeKept
 	}
 	x := newExport(ps, &top, b)
@@ -33,7 +36,8 @@ func (f *wholeFold) audit(checkEnd time.Time) (*Report, error) {
 		x.records[i].facts.SupersedesTarget = f.idx.superseded(x.records[i].id)
 	}
 	st := &state{ps: ps, x: x, act: ps.NewRecordActivation(x.scope), caller: *top.Get("caller")}
-	defer st.release()
+	// The reduced export's buffers are as large as the kept records: they are left to the
+	// collector, not pooled for a service's next export (st.release would keep them).
 	if err := st.records(); err != nil {
 		return nil, err
 	}
@@ -52,7 +56,7 @@ func (f *wholeFold) audit(checkEnd time.Time) (*Report, error) {
 	x.cov.DanglingSupersedes = f.idx.dangling
 	rep := st.report(checkEnd)
 	rep.Records, rep.Coverage.NotLive = f.records, f.records-f.live
-	rep.Coverage.M3DeclaredAbsent = f.declaredAbsent()
+	rep.Coverage.M3DeclaredAbsent = absent
 	rep.Coverage.MarkedShare = rate(marked, f.live, w.NoLiveRecords, w.NotAssessable)
 	if err := st.fillClusters(rep); err != nil {
 		return nil, err

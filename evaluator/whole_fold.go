@@ -24,6 +24,7 @@ type wholeFold struct {
 	ar    arena
 	mini  []byte // the start of an export holding the header members the refusal rules read
 	b     batch
+	rec   record
 	// recordCodes and headerCodes are the criteria's refusal rules that are not about the caps,
 	// in their order, split by what they read.
 	recordCodes, headerCodes []string
@@ -252,11 +253,12 @@ func (f *wholeFold) flush(fails partFailures) error {
 	if err != nil {
 		return errSyntax
 	}
+	// The record-level rules in one pass over the batch (the engine's scanRecords); duplicate ids
+	// are pass 1's, across every part.
+	scan := make(recordScan, 5)
+	scanRecords(f.ps, &top, scan)
 	for _, c := range f.recordCodes {
-		if c == "record_id_duplicate" {
-			continue // pass 1 found the first
-		}
-		if failed, at := checks[c](f.ps, &top); failed {
+		if at, ok := scan[c]; ok && at >= 0 && c != "record_id_duplicate" {
 			fails.add(c, b.first+at)
 		}
 	}
@@ -293,7 +295,8 @@ func (f *wholeFold) eval(raw *jsontree.Value, rawBytes []byte) error {
 		f.act = ps.NewRecordActivation(x.scope)
 	}
 	act := f.act
-	r := &record{raw: raw, id: raw.Get("id").Str(), content: raw.Get(f.contentField).Str()}
+	r := &f.rec // one record at a time: reused, not allocated per record
+	*r = record{raw: raw, id: raw.Get("id").Str(), content: raw.Get(f.contentField).Str()}
 	facts, strs := factCount([]jsontree.Value{*raw})
 	f.ar.vals, f.ar.strs = sized(f.ar.vals, facts), sized(f.ar.strs, strs)
 	recordFacts(&r.facts, raw, &f.ar)

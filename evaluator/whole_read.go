@@ -79,7 +79,7 @@ func scanTop(d *jsontext.Decoder, h scanHooks) (int, error) {
 				}
 				continue
 			}
-			if n, err = scanRecords(d, h.record); err != nil {
+			if n, err = streamRecords(d, h.record); err != nil {
 				return n, err
 			}
 			continue
@@ -96,8 +96,8 @@ func scanTop(d *jsontext.Decoder, h scanHooks) (int, error) {
 	return n, nil
 }
 
-// scanRecords reads the records array, one element at a time.
-func scanRecords(d *jsontext.Decoder, record func(int, []byte) error) (int, error) {
+// streamRecords reads the records array, one element at a time.
+func streamRecords(d *jsontext.Decoder, record func(int, []byte) error) (int, error) {
 	if _, err := d.ReadToken(); err != nil {
 		return 0, errSyntax
 	}

@@ -27,6 +27,9 @@ type fastPrograms struct {
 	// when it cannot be memoized (see stage.go).
 	stage   projection
 	stageOK bool
+	// clusterKey keys the cluster memo by the outcome of every comparison of counts the cluster
+	// programs make (clusterkey.go).
+	clusterKey orderKey
 }
 
 // The fused per-record programs.
@@ -150,7 +153,9 @@ func (fc *fastCompiler) fuseClusters(ps *ProgramSet) bool {
 	for _, p := range ps.precedence {
 		cl = append(cl, p.When)
 	}
-	ps.fast.cluster = fc.compile(env, "clusters", listOf(expand(cl)))
+	if ps.fast.cluster = fc.compile(env, "clusters", listOf(expand(cl))); ps.fast.cluster != nil {
+		ps.fast.clusterKey = orderKeyOf(fc.lastAST)
+	}
 	return true
 }
 

@@ -3,6 +3,7 @@ package rules
 import (
 	"encoding/binary"
 	"reflect"
+	"slices"
 	"unsafe"
 
 	celast "cel.dev/cel-go/common/ast"
@@ -23,6 +24,9 @@ type eventField struct {
 	forget bool
 	off    uintptr
 	kind   reflect.Kind
+	// set: a list of strings used only as the right side of `in`. Its order, its repeats and any
+	// element equal to no other input string and no literal cannot change a result.
+	set bool
 }
 
 // eventUse is what one subject's predicates read.
@@ -31,6 +35,9 @@ type eventUse struct {
 	fields   []eventField
 	canon    bool
 	literals map[string]bool
+	// sets: canon, and every list is a set (eventField.set): a list is then keyed by which of the
+	// other strings it holds, not element by element.
+	sets bool
 }
 
 var (
@@ -77,7 +84,14 @@ func eventUseOf(subject string, progs []*Program) eventUse {
 				k := [2]uintptr{f.Offset, uintptr(boolByte(forget))}
 				if !seen[k] {
 					seen[k] = true
-					u.fields = append(u.fields, eventField{forget: forget, off: f.Offset, kind: f.Type.Kind()})
+					u.fields = append(u.fields, eventField{forget: forget, off: f.Offset, kind: f.Type.Kind(), set: true})
+				}
+				if f.Type.Kind() == reflect.Slice && !inRight(e) {
+					for i := range u.fields {
+						if u.fields[i].off == f.Offset && u.fields[i].forget == forget {
+							u.fields[i].set = false
+						}
+					}
 				}
 			case celast.IdentKind:
 				if n := e.AsIdent(); n == "event" || n == "forget" {
@@ -96,14 +110,27 @@ func eventUseOf(subject string, progs []*Program) eventUse {
 			return eventUse{}
 		}
 	}
+	u.sets = u.canon
 	for _, f := range u.fields {
 		switch f.kind {
-		case reflect.Bool, reflect.Int64, reflect.String, reflect.Slice:
+		case reflect.Bool, reflect.Int64, reflect.String:
+		case reflect.Slice:
+			u.sets = u.sets && f.set
 		default:
 			return eventUse{}
 		}
 	}
 	return u
+}
+
+// inRight reports whether e is the right side of `in`.
+func inRight(e celast.NavigableExpr) bool {
+	parent, ok := e.Parent()
+	if !ok || parent.Kind() != celast.CallKind || parent.AsCall().FunctionName() != "@in" {
+		return false
+	}
+	args := parent.AsCall().Args()
+	return len(args) == 2 && args[1].ID() == e.ID()
 }
 
 // key writes the subject's inputs of the activation's event into a.buf.
@@ -128,6 +155,9 @@ func (u *eventUse) key(subject string, a *EventActivation) []byte {
 		case reflect.String:
 			u.str(a, *(*string)(at))
 		case reflect.Slice:
+			if u.sets {
+				continue // after every other string, below
+			}
 			ss := *(*[]string)(at)
 			a.buf = append(a.buf, boolByte(ss != nil))
 			a.buf = binary.AppendUvarint(a.buf, uint64(len(ss)))
@@ -136,7 +166,42 @@ func (u *eventUse) key(subject string, a *EventActivation) []byte {
 			}
 		}
 	}
+	if u.sets {
+		u.setKeys(a)
+	}
 	return a.buf
+}
+
+// setKeys writes each list as the set of the other strings (by their order of first occurrence)
+// and of the literals it holds: `x in list` is true exactly when x is one of them.
+func (u *eventUse) setKeys(a *EventActivation) {
+	others := len(a.seen)
+	for _, f := range u.fields {
+		if f.kind != reflect.Slice {
+			continue
+		}
+		base := unsafe.Pointer(a.Event)
+		if f.forget {
+			base = unsafe.Pointer(a.Forget)
+		}
+		if base == nil {
+			a.buf = append(a.buf, 'N')
+			continue
+		}
+		a.buf = append(a.buf, 'S')
+		for i := 0; i < others; i++ {
+			if slices.Contains(*(*[]string)(unsafe.Add(base, f.off)), a.seen[i]) {
+				a.buf = binary.AppendUvarint(a.buf, uint64(i))
+			}
+		}
+		a.buf = append(a.buf, '|')
+		for _, s := range *(*[]string)(unsafe.Add(base, f.off)) {
+			if u.literals[s] {
+				a.buf = appendString(append(a.buf, 'L'), s)
+			}
+		}
+		a.buf = append(a.buf, '|')
+	}
 }
 
 // str writes one string of the key: verbatim, or by the order of its first occurrence (canon).

@@ -19,6 +19,9 @@ func TestDecideMemoMatchesEvaluation(t *testing.T) {
 			t.Fatalf("%s: the shipped decisions should be memoized by equality pattern", s)
 		}
 	}
+	if !ms.uses["reinsert"].sets {
+		t.Fatal("reinsert reads forget.envelope only by `in`: it should be keyed as a set")
+	}
 	if ms.ReadsKeys("forget") || !ms.ReadsKeys("reinsert") {
 		t.Fatal("ReadsKeys: forget reads no key identity, reinsert does")
 	}

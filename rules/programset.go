@@ -457,8 +457,13 @@ type ClusterDecision struct {
 // order. It sets a.B5. A precedence with no rule that holds is a rule failure.
 func (ps *ProgramSet) EvalCluster(a *ClusterActivation) (ClusterDecision, error) {
 	a.B5 = false
+	var key Cluster
 	if a.Obs == nil {
-		if d, ok := a.memo[*a.Cluster]; ok {
+		key = *a.Cluster
+		if ps.fast.clusterKey.ok {
+			key = ps.fast.clusterKey.canon(a.Cluster)
+		}
+		if d, ok := a.memo[key]; ok {
 			a.B5 = d.B5Runs
 			return d, nil
 		}
@@ -468,7 +473,7 @@ func (ps *ProgramSet) EvalCluster(a *ClusterActivation) (ClusterDecision, error)
 		if a.memo == nil {
 			a.memo = map[Cluster]ClusterDecision{}
 		}
-		a.memo[*a.Cluster] = d
+		a.memo[key] = d
 	}
 	return d, err
 }

@@ -23,6 +23,9 @@ func (x *lexer) readEvents(ms *rules.MutLogSet, l *log) bool {
 		if r.Peek() != jsonlex.Object || len(l.events) == capEvents {
 			return false
 		}
+		if len(l.events) == cap(l.events) {
+			l.events = slices.Grow(l.events, 1) // more than the estimate: a refused log's
+		}
 		if !x.readEvent(l) {
 			return false
 		}
@@ -48,7 +51,11 @@ type eventRead struct {
 // (the dimensions, the table) is recorded for resolve.
 func (x *lexer) readEvent(l *log) bool {
 	r := &x.r
-	var ev event
+	// The event is read in place, where append would put it: no copy of it afterwards, and no
+	// clearing either: past its length the slice is as make and slices.Grow left it, zero.
+	n := len(l.events)
+	l.events = l.events[:n+1]
+	ev := &l.events[n]
 	var s eventRead
 	envLo := len(x.envs)
 	for r.Object(); ; {
@@ -56,7 +63,7 @@ func (x *lexer) readEvent(l *log) bool {
 		if !more {
 			break
 		}
-		if !x.eventMember(name, &ev, &s) || r.Failed() {
+		if !x.eventMember(name, ev, &s) || r.Failed() {
 			return false
 		}
 	}
@@ -99,7 +106,6 @@ func (x *lexer) readEvent(l *log) bool {
 		x.envs = x.envs[:envLo]
 	}
 	ev.checked = ev.checked && spec.AuthorityCheck
-	l.events = append(l.events, ev)
 	return true
 }
 
@@ -252,22 +258,43 @@ func (x *lexer) resolveKeys(ms *rules.MutLogSet, l *log) bool {
 		if !ev.keyed {
 			continue
 		}
-		pk := x.keys[ki]
+		pk := &x.keys[ki]
 		ki++
-		var named int
-		ev.raw, ev.slot, named = k.keyOf(l, steps, x.mems[pk.lo:pk.hi], pk.name, false)
-		if named != int(pk.hi-pk.lo) {
+		var ok bool
+		if ev.raw, ev.slot, ok = x.key(k, l, steps, pk, false); !ok {
 			return false
 		}
 	}
-	for i, pk := range x.snaps {
-		var named int
-		_, l.snapshot[i].slot, named = k.keyOf(l, steps, x.mems[pk.lo:pk.hi], pk.name, true)
-		if named != int(pk.hi-pk.lo) {
+	for i := range x.snaps {
+		var ok bool
+		if _, l.snapshot[i].slot, ok = x.key(k, l, steps, &x.snaps[i], true); !ok {
 			return false
 		}
 	}
 	return true
+}
+
+// key is a key's identities as keyOf reads them, and whether its scope names only the log's
+// dimensions. A key written exactly as one before it is read as that one was: most keys of a log
+// repeat, and one lookup of their text replaces building and looking up their identities.
+func (x *lexer) key(k *keys, l *log, steps []string, pk *pendingKey, slotOnly bool) (string, int32, bool) {
+	if r, ok := x.seen[pk.text]; ok && (slotOnly || r.hasRaw) {
+		return r.raw, r.slot, r.ok
+	}
+	raw, slot, named := k.keyOf(l, steps, x.mems[pk.lo:pk.hi], pk.name, slotOnly)
+	ok := named == int(pk.hi-pk.lo)
+	if x.seen == nil {
+		x.seen = map[string]readKey{}
+	}
+	x.seen[pk.text] = readKey{raw: raw, slot: slot, ok: ok, hasRaw: !slotOnly}
+	return raw, slot, ok
+}
+
+// readKey is what x.key read of one key text.
+type readKey struct {
+	raw        string
+	slot       int32
+	ok, hasRaw bool
 }
 
 // resolvePrincipals builds the table (its ids unique, its grants naming dimensions, their values

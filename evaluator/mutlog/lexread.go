@@ -22,6 +22,7 @@ import (
 // members, mems[lo:hi] of the reader's pool.
 type pendingKey struct {
 	name   string
+	text   string // the key object as written: keys written alike are read alike
 	lo, hi int32
 }
 
@@ -45,7 +46,8 @@ type lexer struct {
 	grantsOf []int32      // where each principal's grants end in grants
 	ids      []string     // the principals' ids
 	ops      []opInfo
-	envs     []string // the envelopes' entries: the log keeps them, so this is not reused
+	envs     []string           // the envelopes' entries: the log keeps them, so this is not reused
+	seen     map[string]readKey // the keys read so far, by their text
 }
 
 var freeLexers = make(chan *lexer, runtime.GOMAXPROCS(0))
@@ -69,6 +71,7 @@ func releaseLexer(x *lexer) {
 	clear(x.tos)
 	clear(x.grants)
 	clear(x.ids)
+	clear(x.seen)
 	x.mems, x.keys, x.snaps, x.sessions, x.tos = x.mems[:0], x.keys[:0], x.snaps[:0], x.sessions[:0], x.tos[:0]
 	x.grants, x.grantsOf, x.ids, x.envs = x.grants[:0], x.grantsOf[:0], x.ids[:0], nil
 	select {
@@ -240,6 +243,8 @@ func (x *lexer) readKey() (k pendingKey, ok bool) {
 	}
 	var named, scoped bool
 	ok = true
+	start := r.Offset()
+	defer func() { k.text = r.Text(start, r.Offset()) }()
 	for r.Object(); ; {
 		name, more := r.Member()
 		if !more {

@@ -148,3 +148,39 @@ func FuzzLexReadMatchesTree(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) { compareRead(t, ms, body) })
 }
+
+// TestLexReadStringsOutliveTheReader: a log's strings (escaped ones are unescaped into the
+// reader's arena) must not change when the pooled reader reads other logs.
+func TestLexReadStringsOutliveTheReader(t *testing.T) {
+	ms := loadSet(t)
+	body := bytes.ReplaceAll(forget.MaxSizeLog(forget.ModeTransitional), []byte(`"principal-0`), []byte(`"\u0070rincipal-0`))
+	first := lexRead(ms, body, false)
+	if first == nil {
+		t.Fatal("the escaped log was not read")
+	}
+	dump := func(l *log) string {
+		var b bytes.Buffer
+		for _, e := range l.events {
+			b.WriteString(e.principal + "|" + e.raw + "|")
+			for _, s := range e.envelope {
+				b.WriteString(s + ",")
+			}
+		}
+		return b.String()
+	}
+	want := dump(first)
+	if !bytes.Contains([]byte(want), []byte("principal-0")) {
+		t.Fatal("no escaped principal was read")
+	}
+	for i := 0; i < 20; i++ {
+		b, err := forget.RandomLog(5, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lexRead(ms, bytes.ReplaceAll(b, []byte(`"p`), []byte(`"\u0071`)), false)
+		lexRead(ms, body, false)
+	}
+	if dump(first) != want {
+		t.Fatal("a log's strings changed after the reader read other logs")
+	}
+}

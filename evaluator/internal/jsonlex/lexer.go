@@ -67,6 +67,9 @@ type Reader struct {
 	escNames []string  // the names among them that had escapes
 	sets     []map[string]struct{}
 	buf      []byte // unescaping scratch
+	// arena holds the unescaped strings of one text, a chunk at a time: written once, never
+	// reused for another text (Reset drops it), so the strings cut from it stay as they are.
+	arena []byte
 }
 
 // Reset starts reading text, refusing it at once when it is not UTF-8 or starts with a byte-order
@@ -77,7 +80,7 @@ func (r *Reader) Reset(text []byte, maxDepth int) {
 	for _, s := range r.sets {
 		clear(s) // a text that failed inside a large object left its names
 	}
-	r.src, r.i, r.maxDepth, r.failed = "", 0, maxDepth, false
+	r.src, r.i, r.maxDepth, r.failed, r.arena = "", 0, maxDepth, false, nil
 	if len(text) > maxLen || !utf8.Valid(text) || bytes.HasPrefix(text, []byte("\xef\xbb\xbf")) {
 		r.failed = true
 		return
@@ -88,7 +91,7 @@ func (r *Reader) Reset(text []byte, maxDepth int) {
 // Release drops what the reader holds of the last text, so that a pooled reader keeps none of it.
 func (r *Reader) Release() {
 	clear(r.escNames[:cap(r.escNames)])
-	r.src, r.names, r.stack, r.escNames = "", r.names[:0], r.stack[:0], r.escNames[:0]
+	r.src, r.names, r.stack, r.escNames, r.arena = "", r.names[:0], r.stack[:0], r.escNames[:0], nil
 	for _, s := range r.sets {
 		clear(s)
 	}
@@ -263,10 +266,19 @@ var plain = func() (t [256]bool) {
 // Str reads a string and returns its value: a part of the text when it has no escape, else a
 // string of its own.
 func (r *Reader) Str() string {
-	if r.Peek() != String {
+	if r.failed {
+		return ""
+	}
+	r.space()
+	if r.i >= len(r.src) || r.src[r.i] != '"' {
 		r.fail()
 		return ""
 	}
+	return r.str()
+}
+
+// str reads the string whose opening quote is at r.i.
+func (r *Reader) str() string {
 	start := r.i + 1
 	j := skipPlain(r.src, start)
 	if j < len(r.src) && r.src[j] == '"' {
@@ -314,7 +326,7 @@ func (r *Reader) escaped(start, j int) string {
 		switch {
 		case c == '"':
 			r.i = j + 1
-			return string(b)
+			return r.keep(b)
 		case c < 0x20:
 			r.fail()
 			return ""
@@ -356,6 +368,19 @@ func (r *Reader) escaped(start, j int) string {
 	}
 	r.fail()
 	return ""
+}
+
+// keep copies an unescaped string into the arena.
+func (r *Reader) keep(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if cap(r.arena)-len(r.arena) < len(b) {
+		r.arena = make([]byte, 0, max(len(b), 4096))
+	}
+	at := len(r.arena)
+	r.arena = append(r.arena, b...)
+	return unsafe.String(&r.arena[at], len(b))
 }
 
 // unicode reads a \u escape at j, with the low half of a surrogate pair after it: the character
@@ -468,11 +493,12 @@ func (r *Reader) Member() (name string, ok bool) {
 	if !r.next(true) {
 		return "", false
 	}
-	if r.Peek() != String {
+	r.space() // next left r.i after the comma
+	if r.i >= len(r.src) || r.src[r.i] != '"' {
 		r.fail()
 		return "", false
 	}
-	name = r.Str()
+	name = r.str()
 	if r.failed || !r.unique(name) {
 		r.fail()
 		return "", false
@@ -539,3 +565,10 @@ func (r *Reader) nameOf(n nameRef) string {
 
 // Remaining is how many bytes of the text are not read yet.
 func (r *Reader) Remaining() int { return len(r.src) - r.i }
+
+// Offset is where the next value starts in the text, once Peek has skipped the whitespace
+// before it; after a value, where it ended.
+func (r *Reader) Offset() int { return r.i }
+
+// Text is the text between two offsets, as written (escapes and all).
+func (r *Reader) Text(from, to int) string { return r.src[from:to] }
