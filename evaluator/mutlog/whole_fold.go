@@ -19,9 +19,9 @@ type fold struct {
 	local []int32
 	// names interns the envelopes' principal names a slot's forget keeps: few, and repeated.
 	names map[string]string
-	rp  replayed
-	d   *decided
-	act rules.EventActivation
+	rp    replayed
+	d     *decided
+	act   rules.EventActivation
 	// pending orders the events by seq within a window of the event cap (a log under the cap is
 	// ordered whole, as Audit orders it).
 	pending pending
