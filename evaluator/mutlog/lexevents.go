@@ -304,12 +304,24 @@ func (x *lexer) resolvePrincipals(l *log, steps []string, factsOnly bool) bool {
 		return true
 	}
 	l.table = make(map[string]*principal, len(x.ids))
+	// The principals, their grants and the grants' members are cut from three slices.
+	prs := make([]principal, len(x.ids))
+	var grants [][]grantMember
+	var members []grantMember
+	if !factsOnly {
+		n := 0
+		for _, g := range x.grants {
+			n += int(g.hi - g.lo)
+		}
+		grants, members = make([][]grantMember, 0, len(x.grants)), make([]grantMember, 0, n)
+	}
 	lo := int32(0)
 	for i, id := range x.ids {
 		if _, dup := l.table[id]; dup {
 			return false
 		}
-		pr := &principal{}
+		pr := &prs[i]
+		gStart := len(grants)
 		for _, g := range x.grants[lo:x.grantsOf[i]] {
 			if !x.named(l, g) {
 				return false
@@ -317,13 +329,20 @@ func (x *lexer) resolvePrincipals(l *log, steps []string, factsOnly bool) bool {
 			if factsOnly {
 				continue
 			}
-			var gm []grantMember
+			mStart := len(members)
 			for _, m := range x.mems[g.lo:g.hi] {
 				if m.present {
-					gm = append(gm, grantMember{dim: dimIndex(l.dims, m.name), val: canonical(steps, m.val, nil)})
+					members = append(members, grantMember{dim: dimIndex(l.dims, m.name), val: canonical(steps, m.val, nil)})
 				}
 			}
-			pr.grants = append(pr.grants, gm)
+			var gm []grantMember // nil when no member is present, as readPrincipals leaves it
+			if len(members) > mStart {
+				gm = members[mStart:len(members):len(members)]
+			}
+			grants = append(grants, gm)
+		}
+		if len(grants) > gStart {
+			pr.grants = grants[gStart:len(grants):len(grants)]
 		}
 		lo = x.grantsOf[i]
 		l.table[id] = pr
