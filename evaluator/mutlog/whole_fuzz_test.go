@@ -8,7 +8,8 @@ import (
 )
 
 // FuzzWholeReader holds the streaming reader to Audit on any body under the caps: the same
-// report, or the same refusal (rule and index), byte for byte. Over the event or snapshot cap
+// report, or the same refusal (rule and index), byte for byte; a log that audits gives the same
+// report cut in two. Over the event or snapshot cap
 // Audit refuses and the whole mode, beyond the caps by design, reads on: those are skipped.
 func FuzzWholeReader(f *testing.F) {
 	ms, _ := setup(f)
@@ -32,6 +33,16 @@ func FuzzWholeReader(f *testing.F) {
 		}
 		if got := auditWhole(t, ms, body); got != want {
 			t.Fatalf("whole mode differs from Audit:\n got  %s\n want %s", got, want)
+		}
+		// A log Audit reports on, cut in two at an event the body picks, gives the same report.
+		if !strings.HasPrefix(want, `{"kind":"audit_report"`) {
+			return
+		}
+		if n := eventCount(t, body); n > 1 {
+			parts := splitLog(t, body, []int{1 + len(body)%(n-1)})
+			if got := auditWhole(t, ms, parts...); got != want {
+				t.Fatalf("cut in two, the whole mode differs from Audit:\n got  %s\n want %s", got, want)
+			}
 		}
 	})
 }
