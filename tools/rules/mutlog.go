@@ -246,7 +246,7 @@ func programsOf(s rules.Served) []*rules.Program {
 // readInput reads the one input of audit/precheck: an export file, "-", or a corpus case file.
 func readInput(cmd string, pos []string) ([]byte, *corpus.Case, error) {
 	if len(pos) != 1 {
-		return nil, nil, fail(exitUsage, "%s takes one input: an export file, - for standard input, or a corpus case file", cmd)
+		return nil, nil, fail(exitUsage, "%s takes one input: an export file, - for standard input, or a corpus case file (audit --whole takes a log of any length or its parts, or a directory of them)", cmd)
 	}
 	var body []byte
 	var err error

@@ -1,0 +1,160 @@
+package mutlog
+
+import (
+	"sort"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// events gathers a part's events into chunks of at most the event cap. A chunk may span parts:
+// a log under the cap is then one chunk however it is split, and answers as Audit does.
+func (w *wholeRead) events(dec *jsontext.Decoder) error {
+	if dec.PeekKind() != '[' {
+		// Not an array: the chunk of this one member says which rule refuses it.
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		w.check(w.chunk(append([]byte(`"events":`), v...)), 0)
+		return nil
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	for dec.PeekKind() != ']' {
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		if w.n == 0 {
+			// The chunk's body is gathered in place: the header, then the events as read. Each
+			// chunk has a buffer of its own (see chunk), sized like the last.
+			w.buf = append(append(make([]byte, 0, max(cap(w.buf), 4096)), w.prefix...), `"events":[`...)
+		} else {
+			w.buf = append(w.buf, ',')
+		}
+		w.buf = append(w.buf, v...)
+		w.n++
+		w.total++
+		if w.n == w.caps.EventsPerAudit {
+			if err := w.flushEvents(); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := dec.ReadToken()
+	return err
+}
+
+// flushEvents validates and reads the gathered chunk, and hands its events to the fold.
+func (w *wholeRead) flushEvents() error {
+	if w.n == 0 {
+		return nil
+	}
+	l := w.check(append(w.buf, ']', '}'), w.off)
+	w.off += w.n
+	w.n = 0
+	if l != nil && w.best == nil {
+		return w.f.addEvents(w, l)
+	}
+	return nil
+}
+
+// snapshot reads the last part's snapshot in chunks of at most the snapshot cap, each under the
+// header with one placeholder event.
+func (w *wholeRead) snapshot(dec *jsontext.Decoder) error {
+	if w.part != w.parts {
+		w.refuseLocal(WholeSnapshotNotLast, w.part)
+		return dec.SkipValue()
+	}
+	if dec.PeekKind() != '[' {
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		w.snapChunk(append([]byte(`"snapshot":`), v...))
+		return nil
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	n := 0
+	w.sbuf = append(w.sbuf[:0], `"snapshot":[`...)
+	flush := func() {
+		w.snapChunk(append(w.sbuf, ']'))
+		w.snapN += n
+		n, w.sbuf = 0, append(w.sbuf[:0], `"snapshot":[`...)
+	}
+	for dec.PeekKind() != ']' {
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			w.sbuf = append(w.sbuf, ',')
+		}
+		w.sbuf = append(w.sbuf, v...)
+		if n++; n == w.caps.SnapshotEntries {
+			flush()
+		}
+	}
+	if n > 0 || w.snapN == 0 {
+		flush() // an empty snapshot is a snapshot too
+	}
+	_, err := dec.ReadToken()
+	return err
+}
+
+func (w *wholeRead) snapChunk(snap []byte) {
+	l := w.check(w.chunk([]byte(`"events":[`+placeholder+`]`), snap), w.snapN)
+	if l != nil && w.best == nil {
+		w.f.addSnapshot(w.ms, l)
+	}
+}
+
+// chunk is a log body of the header and the given members. Each chunk has bodies of its own: the
+// log read from it may keep strings of it (the pending events, the principals table).
+func (w *wholeRead) chunk(tail ...[]byte) []byte {
+	n := len(w.prefix) + 2
+	for _, t := range tail {
+		n += len(t) + 1
+	}
+	b := append(make([]byte, 0, n), w.prefix...)
+	if len(b) == 0 {
+		b = append(b, '{') // no part has given a header yet
+	}
+	for i, t := range tail {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, t...)
+	}
+	if len(tail) == 0 && len(b) > 1 {
+		b = b[:len(b)-1] // the prefix's trailing comma
+	}
+	return append(b, '}')
+}
+
+// check validates and reads one chunk as read does for a whole log; a refusal is kept with its
+// index counted over the whole log (off is the chunk's first event or snapshot entry).
+func (w *wholeRead) check(body []byte, off int) *log {
+	l, r := read(w.ms, body, false)
+	if r == nil {
+		return l
+	}
+	wr := &WholeRefusal{Refusal: *r, Part: w.part}
+	if r.Index != nil && (eventIndexed[r.Rule] || r.Rule == "snapshot_invalid") {
+		i := *r.Index + off
+		wr.Index = &i
+		if eventIndexed[r.Rule] {
+			wr.Part = w.partOf(i)
+		}
+	}
+	w.refuse(wr)
+	return nil
+}
+
+// partOf is the 1-based part that holds the log's event i.
+func (w *wholeRead) partOf(i int) int {
+	return sort.Search(len(w.starts), func(p int) bool { return w.starts[p] > i })
+}
