@@ -40,8 +40,7 @@ const minEventBytes = 39
 // eventRead is what readEvent has seen of one event beside the event itself.
 type eventRead struct {
 	op                                        *opInfo
-	key                                       int32 // its index in lexer.texts
-	session                                   pendingKey
+	key, session                              pendingKey
 	seqOK, keyOK, sessionOK, versionOK, envOK bool
 	envSeen                                   bool // an envelope that is not null
 	to                                        string
@@ -222,13 +221,14 @@ func (x *lexer) resolve(ms *rules.MutLogSet, l *log, factsOnly bool) bool {
 	}
 	if factsOnly {
 		l.factsOnly = true
-		// The keys of the events of a key op and of the snapshot, as resolveKeys reads them: the
-		// key of another event is not checked here.
-		for _, ids := range [2][]int32{x.keys, x.snaps} {
-			for _, id := range ids {
-				if !x.named(l, x.texts[id]) {
-					return false
-				}
+		for _, k := range x.keys {
+			if !x.named(l, k) {
+				return false
+			}
+		}
+		for _, k := range x.snaps {
+			if !x.named(l, k) {
+				return false
 			}
 		}
 	} else if !x.resolveKeys(ms, l) {
@@ -258,16 +258,16 @@ func (x *lexer) resolveKeys(ms *rules.MutLogSet, l *log) bool {
 		if !ev.keyed {
 			continue
 		}
-		id := x.keys[ki]
+		pk := &x.keys[ki]
 		ki++
 		var ok bool
-		if ev.raw, ev.slot, ok = x.key(k, l, steps, id, false); !ok {
+		if ev.raw, ev.slot, ok = x.key(k, l, steps, pk, false); !ok {
 			return false
 		}
 	}
-	for i, id := range x.snaps {
+	for i := range x.snaps {
 		var ok bool
-		if _, l.snapshot[i].slot, ok = x.key(k, l, steps, id, true); !ok {
+		if _, l.snapshot[i].slot, ok = x.key(k, l, steps, &x.snaps[i], true); !ok {
 			return false
 		}
 	}
@@ -276,27 +276,25 @@ func (x *lexer) resolveKeys(ms *rules.MutLogSet, l *log) bool {
 
 // key is a key's identities as keyOf reads them, and whether its scope names only the log's
 // dimensions. A key written exactly as one before it is read as that one was: most keys of a log
-// repeat, and they share the index of their text, so one look at done replaces building and
-// looking up their identities.
-func (x *lexer) key(k *keys, l *log, steps []string, id int32, slotOnly bool) (string, int32, bool) {
-	if len(x.done) < len(x.texts) {
-		x.done = append(x.done, make([]readKey, len(x.texts)-len(x.done))...)
-	}
-	if r := &x.done[id]; r.set && (slotOnly || r.hasRaw) {
+// repeat, and one lookup of their text replaces building and looking up their identities.
+func (x *lexer) key(k *keys, l *log, steps []string, pk *pendingKey, slotOnly bool) (string, int32, bool) {
+	if r, ok := x.seen[pk.text]; ok && (slotOnly || r.hasRaw) {
 		return r.raw, r.slot, r.ok
 	}
-	pk := &x.texts[id]
 	raw, slot, named := k.keyOf(l, steps, x.mems[pk.lo:pk.hi], pk.name, slotOnly)
 	ok := named == int(pk.hi-pk.lo)
-	x.done[id] = readKey{raw: raw, slot: slot, ok: ok, set: true, hasRaw: !slotOnly}
+	if x.seen == nil {
+		x.seen = map[string]readKey{}
+	}
+	x.seen[pk.text] = readKey{raw: raw, slot: slot, ok: ok, hasRaw: !slotOnly}
 	return raw, slot, ok
 }
 
 // readKey is what x.key read of one key text.
 type readKey struct {
-	raw             string
-	slot            int32
-	ok, set, hasRaw bool
+	raw        string
+	slot       int32
+	ok, hasRaw bool
 }
 
 // resolvePrincipals builds the table (its ids unique, its grants naming dimensions, their values

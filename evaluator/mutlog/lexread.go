@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"runtime"
 	"slices"
-	"strings"
 
 	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsonlex"
 	"github.com/scopehygiene/scope-hygiene/rules"
@@ -23,6 +22,7 @@ import (
 // members, mems[lo:hi] of the reader's pool.
 type pendingKey struct {
 	name   string
+	text   string // the key object as written: keys written alike are read alike
 	lo, hi int32
 }
 
@@ -38,20 +38,16 @@ type opInfo struct {
 type lexer struct {
 	r        jsonlex.Reader
 	mems     []scopeMem   // the scopes' members as read
-	keys     []int32      // each keyed event's key, in text order: its index in texts
-	snaps    []int32      // each snapshot entry's key, likewise
+	keys     []pendingKey // each keyed event's key, in text order
+	snaps    []pendingKey // each snapshot entry's key
 	sessions []pendingKey // each reassign's session (name unused)
 	tos      []string     // each event's "to" ("" when absent), checked against the table
 	grants   []pendingKey // the principals' grants (name unused)
 	grantsOf []int32      // where each principal's grants end in grants
 	ids      []string     // the principals' ids
 	ops      []opInfo
-	envs     []string // the envelopes' entries: the log keeps them, so this is not reused
-	// texts are the distinct key objects read, each as written (keys written alike are read
-	// alike), numbered in known; done is what resolve read of each.
-	texts []pendingKey
-	known map[string]int32
-	done  []readKey
+	envs     []string           // the envelopes' entries: the log keeps them, so this is not reused
+	seen     map[string]readKey // the keys read so far, by their text
 }
 
 var freeLexers = make(chan *lexer, runtime.GOMAXPROCS(0))
@@ -75,10 +71,7 @@ func releaseLexer(x *lexer) {
 	clear(x.tos)
 	clear(x.grants)
 	clear(x.ids)
-	clear(x.texts)
-	clear(x.known)
-	clear(x.done)
-	x.texts, x.done = x.texts[:0], x.done[:0]
+	clear(x.seen)
 	x.mems, x.keys, x.snaps, x.sessions, x.tos = x.mems[:0], x.keys[:0], x.snaps[:0], x.sessions[:0], x.tos[:0]
 	x.grants, x.grantsOf, x.ids, x.envs = x.grants[:0], x.grantsOf[:0], x.ids[:0], nil
 	select {
@@ -241,25 +234,17 @@ func (x *lexer) readScope() (lo, hi int32, ok bool) {
 	return lo, int32(len(x.mems)), ok
 }
 
-// readKey reads a key object (FE-R-11): a string name and a scope. It answers the key's index in
-// x.texts. Most keys of a log repeat one written before, byte for byte: such a key is stepped over
-// (jsonlex.Known) once its bytes are matched, rather than read member by member again.
-func (x *lexer) readKey() (id int32, ok bool) {
+// readKey reads a key object (FE-R-11): a string name and a scope.
+func (x *lexer) readKey() (k pendingKey, ok bool) {
 	r := &x.r
 	if r.Peek() != jsonlex.Object {
 		r.Skip()
-		return -1, false
+		return k, false
 	}
-	start := r.Offset()
-	if n := objectLen(r.Text(start, start+min(r.Remaining(), maxKnownKey))); n > 0 {
-		if id, ok := x.known[r.Text(start, start+n)]; ok {
-			r.Known(n)
-			return id, true
-		}
-	}
-	var k pendingKey
 	var named, scoped bool
 	ok = true
+	start := r.Offset()
+	defer func() { k.text = r.Text(start, r.Offset()) }()
 	for r.Object(); ; {
 		name, more := r.Member()
 		if !more {
@@ -282,60 +267,7 @@ func (x *lexer) readKey() (id int32, ok bool) {
 			r.Skip()
 		}
 	}
-	if !ok || !named || !scoped || r.Failed() {
-		return -1, false
-	}
-	// Only a key read whole is known: its bytes, read again, are read the same way.
-	if x.known == nil {
-		x.known = map[string]int32{}
-	}
-	id = int32(len(x.texts))
-	x.texts = append(x.texts, k)
-	x.known[r.Text(start, r.Offset())] = id
-	return id, true
-}
-
-// maxKnownKey is the longest key text matched against the keys read before; a longer one is read
-// member by member (a real key is a few dozen bytes).
-const maxKnownKey = 1 << 10
-
-// objectLen is the length of the object s starts with, by its braces outside strings, or 0 when s
-// ends first. It checks nothing: a length is only used to compare bytes with a key read whole.
-// A key is mostly strings, so each is crossed by one IndexByte for its closing quote.
-func objectLen(s string) int {
-	depth := 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '"':
-			for {
-				q := strings.IndexByte(s[i+1:], '"')
-				if q < 0 {
-					return 0
-				}
-				i += q + 1
-				if !escapedAt(s, i) {
-					break
-				}
-			}
-		case '{':
-			depth++
-		case '}':
-			if depth--; depth == 0 {
-				return i + 1
-			}
-		}
-	}
-	return 0
-}
-
-// escapedAt reports whether the byte s[i] follows an odd run of backslashes.
-func escapedAt(s string, i int) bool {
-	n := 0
-	for i > 0 && s[i-1] == '\\' {
-		n++
-		i--
-	}
-	return n%2 == 1
+	return k, ok && named && scoped
 }
 
 // readPrincipals reads the principals table (FE-R-8); the grants' dimensions are checked later.
@@ -420,7 +352,7 @@ func (x *lexer) readSnapshot(ms *rules.MutLogSet, l *log) bool {
 		if r.Peek() != jsonlex.Object || len(l.snapshot) == ms.Criteria().Caps.SnapshotEntries {
 			return false
 		}
-		var k int32
+		var k pendingKey
 		var keyed, versioned bool
 		var e snapEntry
 		for r.Object(); ; {

@@ -128,39 +128,12 @@ func TestLexReadMatchesTree(t *testing.T) {
 		{`"snapshot":[`, `"snapshot":null,"x":[`},
 		{`"name":"`, `"name":" A`},
 		{`"tenant":"`, `"tenant":null,"t":"`},
-		// Keys that repeat are matched by their bytes (readKey): quotes and braces inside names,
-		// escaped or not, and a key a second reading would refuse.
-		{`"name":"`, `"name":"\\\"}{`},
-		{`"name":"`, `"name":"\\\\`},
-		{`"name":"`, `"name":"{\u007d}`},
-		{`"scope":{"agent":`, `"scope":{"agent":1,"a":`},
-		{`"scope":{"agent":`, `"scope":{"agent":"x","agent":`},
 	}
 	for _, m := range forget.MaxSizeModes {
 		body := forget.MaxSizeLog(m)
 		for _, e := range edits {
 			compareRead(t, ms, bytes.Replace(body, []byte(e[0]), []byte(e[1]), 1))
 			compareRead(t, ms, bytes.ReplaceAll(body, []byte(e[0]), []byte(e[1])))
-		}
-	}
-}
-
-func TestObjectLen(t *testing.T) {
-	for s, want := range map[string]int{
-		`{}`:                  2,
-		`{"a":{"b":"}"}},`:    15,
-		`{"a":"\\"}x`:         10,
-		`{"a":"\\\"}"}`:       13,
-		`{"a":"\\\\"}`:        12,
-		`{"a":{"b":"c"}`:      0,
-		`{"a":"`:              0,
-		`{"a":"\\`:            0,
-		`{"a":{}}}}`:          8,
-		`{"n":"\\u007d"}`:     15,
-		`{"a":"x","b":"y"}  `: 17,
-	} {
-		if got := objectLen(s); got != want {
-			t.Errorf("objectLen(%s) = %d, want %d", s, got, want)
 		}
 	}
 }
