@@ -100,3 +100,33 @@ func TestIdentitiesOutliveTheirScratch(t *testing.T) {
 		t.Fatal("a log's identities changed after later logs reused the scratch")
 	}
 }
+
+// TestTransitionsAsTheCriteria: replay's table in rows answers every move as the criteria's maps
+// do, a missing operation or status included.
+func TestTransitionsAsTheCriteria(t *testing.T) {
+	rp := loadSet(t).Criteria().Replay
+	if len(rp.Modes) == 0 {
+		t.Fatal("no modes")
+	}
+	for name, mode := range rp.Modes {
+		var rows [8]opRow
+		var pairs [48]string
+		table := transitionsOf(mode, rows[:0], pairs[:0])
+		statuses := []string{rp.Initial, rp.Live, "", "no-such-status"}
+		ops := []string{"", "no-such-op"}
+		for op, moves := range mode {
+			ops = append(ops, op)
+			for from, to := range moves {
+				statuses = append(statuses, from, to)
+			}
+		}
+		for _, op := range ops {
+			for _, from := range statuses {
+				wantTo, wantOK := mode[op][from]
+				if to, ok := table.move(op, from); to != wantTo || ok != wantOK {
+					t.Errorf("%s: %q from %q: %q %v, want %q %v", name, op, from, to, ok, wantTo, wantOK)
+				}
+			}
+		}
+	}
+}
