@@ -130,3 +130,22 @@ func TestTransitionsAsTheCriteria(t *testing.T) {
 		}
 	}
 }
+
+// TestFillAsAReplacer: the verdict line's one-pass fill gives what a strings.Replacer of the same
+// names gives, on the criteria's templates and on braces that name nothing.
+func TestFillAsAReplacer(t *testing.T) {
+	w := loadSet(t).Criteria().Words
+	vals := map[string]string{"events": "1000", "forgets": "{forgets}", "check_end": "2026-12-06T00:00:00Z", "outside": ""}
+	var pairs []string
+	for k, v := range vals {
+		pairs = append(pairs, "{"+k+"}", v)
+	}
+	rep := strings.NewReplacer(pairs...)
+	value := func(name string) (string, bool) { v, ok := vals[name]; return v, ok }
+	for _, tmpl := range []string{w.Verdict, w.VerdictDoesNotApply, "", "{", "}", "{}", "{{events}}", "{events",
+		"a{b{events}c}{outside}{check_end}{forgets}{events}", "{no}{events}{", "{ events}{events }"} {
+		if got, want := fill(tmpl, value), rep.Replace(tmpl); got != want {
+			t.Errorf("fill(%q) = %q, want %q", tmpl, got, want)
+		}
+	}
+}
