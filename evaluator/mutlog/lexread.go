@@ -244,7 +244,6 @@ func (x *lexer) readKey() (k pendingKey, ok bool) {
 	var named, scoped bool
 	ok = true
 	start := r.Offset()
-	defer func() { k.text = r.Text(start, r.Offset()) }()
 	for r.Object(); ; {
 		name, more := r.Member()
 		if !more {
@@ -267,6 +266,7 @@ func (x *lexer) readKey() (k pendingKey, ok bool) {
 			r.Skip()
 		}
 	}
+	k.text = r.Text(start, r.Offset())
 	return k, ok && named && scoped
 }
 

@@ -471,7 +471,10 @@ type reinsert struct {
 // replay moves every slot through the criteria's transition table (FE-R-14..FE-R-19).
 func replay(ms *rules.MutLogSet, l *log) *replayed {
 	rp := ms.Criteria().Replay
-	table := rp.Modes[l.mode]
+	// A mode names a handful of operations and statuses: its table fits on the stack.
+	var rows [8]opRow
+	var moves [48]string
+	table := transitionsOf(rp.Modes[l.mode], rows[:0], moves[:0])
 	r := &replayed{slots: make([]slotState, len(l.slots)), order: make([]int32, 0, len(l.slots))}
 	for i := range l.events {
 		ev := &l.events[i]
@@ -486,7 +489,7 @@ func replay(ms *rules.MutLogSet, l *log) *replayed {
 			s.aliased = true
 		}
 		from := s.status
-		to, moves := table[ev.op][from]
+		to, moves := table.move(ev.op, from)
 		switch ev.op {
 		case "write":
 			if contains(rp.ReinsertFrom, from) {
@@ -510,6 +513,51 @@ func replay(ms *rules.MutLogSet, l *log) *replayed {
 		}
 	}
 	return r
+}
+
+// opRow is one operation's moves in a mode's transition table (the criteria's replay.modes):
+// pairs[lo:hi] of the table, from and to in turn.
+type opRow struct {
+	op     string
+	lo, hi int
+}
+
+// transitions is a mode's transition table in rows scanned in place: replay looks a move up for
+// every event, and a few comparisons of short strings cost less than two lookups in maps of
+// strings.
+type transitions struct {
+	rows  []opRow
+	pairs []string
+}
+
+// transitionsOf lays a mode's table out in rows and pairs, growing them past their capacity only
+// for a larger table than a real one.
+func transitionsOf(mode map[string]map[string]string, rows []opRow, pairs []string) transitions {
+	for op, moves := range mode {
+		lo := len(pairs)
+		for from, to := range moves {
+			pairs = append(pairs, from, to)
+		}
+		rows = append(rows, opRow{op: op, lo: lo, hi: len(pairs)})
+	}
+	return transitions{rows: rows, pairs: pairs}
+}
+
+// move is where status from goes under op, and whether the table has that move (as a lookup in
+// the criteria's maps answers).
+func (t *transitions) move(op, from string) (string, bool) {
+	for _, r := range t.rows {
+		if r.op != op {
+			continue
+		}
+		for j := r.lo; j < r.hi; j += 2 {
+			if t.pairs[j] == from {
+				return t.pairs[j+1], true
+			}
+		}
+		return "", false
+	}
+	return "", false
 }
 
 func contains(list []string, s string) bool {

@@ -100,3 +100,52 @@ func TestIdentitiesOutliveTheirScratch(t *testing.T) {
 		t.Fatal("a log's identities changed after later logs reused the scratch")
 	}
 }
+
+// TestTransitionsAsTheCriteria: replay's table in rows answers every move as the criteria's maps
+// do, a missing operation or status included.
+func TestTransitionsAsTheCriteria(t *testing.T) {
+	rp := loadSet(t).Criteria().Replay
+	if len(rp.Modes) == 0 {
+		t.Fatal("no modes")
+	}
+	for name, mode := range rp.Modes {
+		var rows [8]opRow
+		var pairs [48]string
+		table := transitionsOf(mode, rows[:0], pairs[:0])
+		statuses := []string{rp.Initial, rp.Live, "", "no-such-status"}
+		ops := []string{"", "no-such-op"}
+		for op, moves := range mode {
+			ops = append(ops, op)
+			for from, to := range moves {
+				statuses = append(statuses, from, to)
+			}
+		}
+		for _, op := range ops {
+			for _, from := range statuses {
+				wantTo, wantOK := mode[op][from]
+				if to, ok := table.move(op, from); to != wantTo || ok != wantOK {
+					t.Errorf("%s: %q from %q: %q %v, want %q %v", name, op, from, to, ok, wantTo, wantOK)
+				}
+			}
+		}
+	}
+}
+
+// TestFillAsAReplacer: the verdict line's one-pass fill gives what a strings.Replacer of the same
+// names gives, on the criteria's templates and on braces that name nothing.
+func TestFillAsAReplacer(t *testing.T) {
+	w := loadSet(t).Criteria().Words
+	vals := map[string]string{"events": "1000", "forgets": "{forgets}", "check_end": "2026-12-06T00:00:00Z", "outside": ""}
+	var pairs []string
+	for k, v := range vals {
+		pairs = append(pairs, "{"+k+"}", v)
+	}
+	rep := strings.NewReplacer(pairs...)
+	value := func(name string) (string, bool) { v, ok := vals[name]; return v, ok }
+	for _, tmpl := range []string{w.Verdict, w.VerdictDoesNotApply, "", "{", "}", "{}", "{{events}}", "{events",
+		"a{b{events}c}{outside}{check_end}{forgets}{events}", "{no}{events}{", "{ events}{events }"} {
+		if got, want := fill(tmpl, value), rep.Replace(tmpl); got != want {
+			t.Errorf("fill(%q) = %q, want %q", tmpl, got, want)
+		}
+	}
+}

@@ -178,16 +178,60 @@ func Stamp(ms *rules.MutLogSet, rep *Report, checkEnd time.Time) {
 		}
 		return w.NotAssessable
 	}
+	events, forgets := strconv.Itoa(rep.Events), strconv.Itoa(rep.Forgets)
 	if rep.doesNotApply != "" {
-		rep.VerdictLine = strings.NewReplacer("{events}", strconv.Itoa(rep.Events), "{forgets}", strconv.Itoa(rep.Forgets),
-			"{does_not_apply}", rep.doesNotApply, "{check_end}", rep.CheckEnd).Replace(w.VerdictDoesNotApply)
+		rep.VerdictLine = fill(w.VerdictDoesNotApply, func(name string) (string, bool) {
+			switch name {
+			case "events":
+				return events, true
+			case "forgets":
+				return forgets, true
+			case "does_not_apply":
+				return rep.doesNotApply, true
+			case "check_end":
+				return rep.CheckEnd, true
+			}
+			return "", false
+		})
 		return
 	}
-	rep.VerdictLine = strings.NewReplacer(
-		"{events}", strconv.Itoa(rep.Events), "{forgets}", strconv.Itoa(rep.Forgets),
-		"{with_envelope}", fig("with_envelope"), "{reinserts}", fig("reinserts"), "{outside}", fig("outside"),
-		"{aliases}", fig("aliases"), "{unchecked_reopens}", fig("unchecked_reopens"),
-		"{retired_writes}", fig("retired_writes"), "{unchecked_reassignments}", fig("unchecked_reassignments"),
-		"{mismatches}", fig("mismatches"), "{check_end}", rep.CheckEnd,
-	).Replace(w.Verdict)
+	rep.VerdictLine = fill(w.Verdict, func(name string) (string, bool) {
+		switch name {
+		case "events":
+			return events, true
+		case "forgets":
+			return forgets, true
+		case "check_end":
+			return rep.CheckEnd, true
+		case "with_envelope", "reinserts", "outside", "aliases", "unchecked_reopens", "retired_writes",
+			"unchecked_reassignments", "mismatches":
+			return fig(name), true
+		}
+		return "", false
+	})
+}
+
+// fill replaces each {name} of the criteria's template that value knows, in one pass, as a
+// strings.Replacer of those names would (no name holds a brace, so at most one matches where a
+// brace opens), without building one per report.
+func fill(template string, value func(name string) (string, bool)) string {
+	var b strings.Builder
+	b.Grow(len(template) + 64)
+	for {
+		i := strings.IndexByte(template, '{')
+		if i < 0 {
+			b.WriteString(template)
+			return b.String()
+		}
+		b.WriteString(template[:i])
+		if j := strings.IndexByte(template[i+1:], '}'); j >= 0 {
+			if v, ok := value(template[i+1 : i+1+j]); ok {
+				b.WriteString(v)
+				template = template[i+1+j+1:]
+				continue
+			}
+		}
+		b.WriteByte('{')
+		template = template[i+1:]
+	}
 }
