@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsonlex"
 	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
@@ -207,13 +208,10 @@ func (h *wholeHeader) str(name string) string {
 func (idx *wholeIndex) indexPart(ps *rules.ProgramSet, p WholePart, i int) (*WholeRefusal, error) {
 	hdr := &wholeHeader{raw: map[string][]byte{}}
 	pi := partIndex{dupAt: -1, hdr: hdr}
-	var (
-		slabs jsontree.Slabs
-		b     batch
-	)
-	// The records are decoded a batch at a time, as an array: one level above a record.
-	depth := ps.Criteria().Caps.JSONDepth - 1
-	content, retry := "", false
+	// Each record is read alone, one level below the records array.
+	lx := &recordLexer{depth: ps.Criteria().Caps.JSONDepth - 2}
+	defer lx.r.Release()
+	retry := false
 	hooks := scanHooks{
 		member: func(name string, raw []byte) {
 			hdr.names, hdr.raw[name] = append(hdr.names, name), raw
@@ -221,7 +219,7 @@ func (idx *wholeIndex) indexPart(ps *rules.ProgramSet, p WholePart, i int) (*Who
 		records: func() bool {
 			hdr.array = true
 			if form, ok := ps.Criteria().Forms[hdr.str("form")]; ok {
-				content = form.ContentField
+				lx.content = form.ContentField
 				return true
 			}
 			// The form comes after the records (or is not one): read them again once it is known.
@@ -229,12 +227,7 @@ func (idx *wholeIndex) indexPart(ps *rules.ProgramSet, p WholePart, i int) (*Who
 			return false
 		},
 		record: func(n int, raw []byte) error {
-			if len(b.ends) == 0 {
-				b.reset([]byte{'['}, n)
-			}
-			if b.add(raw) {
-				idx.indexBatch(&pi, &b, &slabs, depth, content)
-			}
+			idx.indexRecord(&pi, n, raw, lx)
 			return nil
 		},
 	}
@@ -242,16 +235,14 @@ func (idx *wholeIndex) indexPart(ps *rules.ProgramSet, p WholePart, i int) (*Who
 	if ref != nil || err != nil {
 		return ref, err
 	}
-	idx.indexBatch(&pi, &b, &slabs, depth, content)
 	if retry {
 		if form, ok := ps.Criteria().Forms[hdr.str("form")]; ok {
-			content = form.ContentField
+			lx.content = form.ContentField
 		}
 		hooks.member, hooks.records = func(string, []byte) {}, func() bool { return true }
 		if n, ref, err = readPart(p, hooks); ref != nil || err != nil {
 			return ref, err
 		}
-		idx.indexBatch(&pi, &b, &slabs, depth, content)
 	}
 	pi.records, hdr.records = n, n
 	idx.parts = append(idx.parts, pi)
@@ -292,55 +283,70 @@ func readError(p WholePart, err error) (*WholeRefusal, error) {
 	return nil, partError(p.Name, err)
 }
 
-// indexBatch decodes a batch of records and adds each to the index. A batch that does not decode
-// is left out: pass 2 refuses its part.
-func (idx *wholeIndex) indexBatch(pi *partIndex, b *batch, slabs *jsontree.Slabs, depth int, content string) {
-	if len(b.ends) == 0 {
-		return
-	}
-	defer func() { b.ends = b.ends[:0] }()
-	b.buf = append(b.buf, ']')
-	slabs.Reset()
-	// The index keeps hashes only: the tree may alias the buffer the next batch overwrites.
-	arr, err := jsontree.Decode(b.buf, jsontree.Options{MaxDepth: depth, Owned: true}, slabs)
-	if err != nil {
-		return
-	}
-	recs := arr.Arr()
-	for k := range recs {
-		idx.indexRecord(pi, b.first+k, &recs[k], content)
-	}
+// recordLexer is pass 1's reader of one record: the strict pull reader, with no value tree.
+type recordLexer struct {
+	r       jsonlex.Reader
+	depth   int    // the deepest nesting a record may have
+	content string // the form's content field ("" when the form is not known)
+	targets []string
 }
 
-// indexRecord adds one record to the index; a record the service would refuse is left to pass 2.
-func (idx *wholeIndex) indexRecord(pi *partIndex, n int, rec *jsontree.Value, content string) {
-	if rec.Kind() != jsontree.Object {
+// indexRecord adds one record to the index, reading only the members the index needs and skipping
+// the rest. A record the service would refuse (not an object, not strict JSON, too deep) adds
+// nothing: pass 2 refuses its part.
+func (idx *wholeIndex) indexRecord(pi *partIndex, n int, raw []byte, lx *recordLexer) {
+	r := &lx.r
+	r.Reset(raw, lx.depth)
+	if r.Peek() != jsonlex.Object {
 		return
 	}
-	id := rec.Get("id")
-	if id.Kind() == jsontree.String {
-		idx.idAt = append(idx.idAt, idPlace{k: idx.key(id.Str()), part: int32(len(idx.parts)), index: int32(n)})
-	}
-	if content != "" {
-		idx.contents = append(idx.contents, idx.key(rec.Get(content).Str()))
-	}
-	s := rec.Get("supersedes")
-	targets := s.Arr()
-	if s.Kind() == jsontree.String {
-		targets = []jsontree.Value{*s}
-	}
-	for _, t := range targets {
-		if t.Kind() != jsontree.String {
-			continue
+	var id, content, origin string
+	hasID, hasOrigin := false, false
+	lx.targets = lx.targets[:0]
+	for r.Object(); ; {
+		name, ok := r.Member()
+		if !ok {
+			break
 		}
-		k := idx.key(t.Str())
+		switch {
+		case name == "id" && r.Peek() == jsonlex.String:
+			id, hasID = r.Str(), true
+		case name == lx.content && lx.content != "" && r.Peek() == jsonlex.String:
+			content = r.Str()
+		case name == "origin_claim_id" && r.Peek() == jsonlex.String:
+			origin, hasOrigin = r.Str(), true
+		case name == "supersedes" && r.Peek() == jsonlex.String:
+			lx.targets = append(lx.targets, r.Str())
+		case name == "supersedes" && r.Peek() == jsonlex.Array:
+			for r.Array(); r.More(); {
+				if r.Peek() == jsonlex.String {
+					lx.targets = append(lx.targets, r.Str())
+				} else {
+					r.Skip()
+				}
+			}
+		default:
+			r.Skip()
+		}
+	}
+	if !r.Done() {
+		return
+	}
+	if hasID {
+		idx.idAt = append(idx.idAt, idPlace{k: idx.key(id), part: int32(len(idx.parts)), index: int32(n)})
+	}
+	if lx.content != "" {
+		idx.contents = append(idx.contents, idx.key(content))
+	}
+	for _, t := range lx.targets {
+		k := idx.key(t)
 		v := idx.targets[k] | 1
-		if id.Kind() != jsontree.String || t.Str() != id.Str() {
+		if !hasID || t != id {
 			v |= 2 // a record superseding itself is not a target
 		}
 		idx.targets[k] = v
 	}
-	if o := rec.Get("origin_claim_id"); o.Kind() == jsontree.String {
-		idx.pointers[idx.key(o.Str())] = struct{}{}
+	if hasOrigin {
+		idx.pointers[idx.key(origin)] = struct{}{}
 	}
 }
