@@ -178,6 +178,7 @@ type partIndex struct {
 	records int
 	dupAt   int // the index of its first record whose id an earlier record has (-1: none)
 	hdr     *wholeHeader
+	spans   spans // where each record lies, until pass 2 has read the part
 }
 
 func newWholeIndex() *wholeIndex {

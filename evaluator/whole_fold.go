@@ -98,16 +98,14 @@ func (f *wholeFold) foldPart(p WholePart, i int) (*WholeRefusal, error) {
 		fails.add("record_id_duplicate", d)
 	}
 	f.mini = f.miniHeader(top)
-	hooks := scanHooks{
-		member:  func(string, []byte) {},
-		records: func() bool { return true },
-		record: func(n int, raw []byte) error {
-			return f.record(n, raw, fails)
-		},
-	}
 	f.b.ends = f.b.ends[:0]
-	if _, ref, err := readPart(p, hooks); ref != nil || err != nil {
-		return ref, err
+	sp := &f.idx.parts[i].spans
+	err = readSpans(p, sp, func(n int, raw []byte) error {
+		return f.record(n, raw, fails)
+	})
+	*sp = spans{}
+	if err != nil {
+		return readError(p, err)
 	}
 	if err := f.flush(fails); err != nil {
 		return readError(p, err)

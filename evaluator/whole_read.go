@@ -1,10 +1,12 @@
 package evaluator
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -43,7 +45,7 @@ func (r *ioReader) Read(p []byte) (int, error) {
 type scanHooks struct {
 	member  func(name string, raw []byte)
 	records func() bool
-	record  func(i int, raw []byte) error
+	record  func(i int, at int64, raw []byte) error
 }
 
 // scanPart reads one part through h. It returns the records read, errSyntax for a part that is not
@@ -98,7 +100,7 @@ func scanTop(d *jsontext.Decoder, h scanHooks) (int, error) {
 }
 
 // streamRecords reads the records array, one element at a time.
-func streamRecords(d *jsontext.Decoder, record func(int, []byte) error) (int, error) {
+func streamRecords(d *jsontext.Decoder, record func(int, int64, []byte) error) (int, error) {
 	if _, err := d.ReadToken(); err != nil {
 		return 0, errSyntax
 	}
@@ -108,7 +110,8 @@ func streamRecords(d *jsontext.Decoder, record func(int, []byte) error) (int, er
 		if err != nil {
 			return n, errSyntax
 		}
-		if err := record(n, v); err != nil {
+		// InputOffset is just past the value, which is exactly v's bytes.
+		if err := record(n, d.InputOffset()-int64(len(v)), v); err != nil {
 			return n, err
 		}
 		n++
@@ -226,7 +229,8 @@ func (idx *wholeIndex) indexPart(ps *rules.ProgramSet, p WholePart, i int) (*Who
 			retry = true
 			return false
 		},
-		record: func(n int, raw []byte) error {
+		record: func(n int, at int64, raw []byte) error {
+			pi.spans.add(at, len(raw))
 			idx.indexRecord(&pi, n, raw, lx)
 			return nil
 		},
@@ -253,6 +257,55 @@ func (idx *wholeIndex) indexPart(ps *rules.ProgramSet, p WholePart, i int) (*Who
 	}
 	return nil, nil
 }
+
+// spans are where a part's records lie in its bytes, in order: 12 bytes a record.
+type spans struct {
+	at []int64
+	n  []uint32
+}
+
+func (s *spans) add(at int64, n int) {
+	s.at, s.n = append(s.at, at), append(s.n, uint32(n))
+}
+
+// spanBuffer is how much of a part readSpans reads at a time.
+const spanBuffer = 256 << 10
+
+// readSpans opens p and hands each record at the places sp notes to record, in order, reading the
+// bytes between them without looking at them: pass 1 has tokenized the part already. A part that
+// is shorter than pass 1 read is an error, which readError names.
+func readSpans(p WholePart, sp *spans, record func(n int, raw []byte) error) error {
+	if len(sp.at) == 0 {
+		return nil
+	}
+	rc, err := p.Open()
+	if err != nil {
+		return err // readError names the part
+	}
+	defer rc.Close()
+	br := bufio.NewReaderSize(rc, spanBuffer)
+	var (
+		pos int64
+		buf []byte
+	)
+	for k, at := range sp.at {
+		if _, err := br.Discard(int(at - pos)); err != nil {
+			return errPartChanged
+		}
+		buf = slices.Grow(buf[:0], int(sp.n[k]))[:sp.n[k]]
+		if _, err := io.ReadFull(br, buf); err != nil {
+			return errPartChanged
+		}
+		pos = at + int64(sp.n[k])
+		if err := record(k, buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// errPartChanged is the error of a part whose bytes are no longer where pass 1 read them.
+var errPartChanged = errors.New("the part changed while it was read")
 
 // readPart opens p and reads it through h: a part that is not strict JSON is refused
 // (export_required), one that cannot be read is an error.
