@@ -151,14 +151,15 @@ func AuditWhole(ps *rules.ProgramSet, parts []WholePart, checkEnd time.Time) (*W
 // key128 is a keyed 128-bit hash of a string: two maphash values under two per-run seeds.
 type key128 struct{ a, b uint64 }
 
-// wholeIndex is what pass 1 learns of all the parts. Ids and content keys are gathered as flat
-// lists of hashes (16 bytes a record, with the id's place) and sorted once at the end: a map of a
-// million keys would take three to four times the memory.
+// wholeIndex is what pass 1 learns of all the parts. Ids and content keys are gathered as lists
+// of hashes (24 bytes a record with the id's place, 16 for the content key) in chunks, flattened
+// and sorted once at the end: a map of a million keys would take three to four times the memory.
 type wholeIndex struct {
 	s1, s2   maphash.Seed
-	idAt     []idPlace           // every record id and its place, until finish
+	idAt     chunked[idPlace]    // every record id and its place, until finish
 	ids      []key128            // the distinct ids, sorted (after finish)
-	contents []key128            // every record's content key; sorted and distinct after finish
+	contents []key128            // every record's content key, sorted and distinct (after finish)
+	keys     chunked[key128]     // every record's content key, until finish
 	repeated map[key128]struct{} // the content keys of two records or more (after finish)
 	targets  map[key128]uint8    // supersedes targets: bit 0 named, bit 1 named by another record
 	pointers map[key128]struct{}
@@ -228,15 +229,16 @@ func (idx *wholeIndex) kept(id, content string, pointer bool) bool {
 // each part its first), the distinct ids and content keys, the repeated content keys, and the
 // dangling supersedes targets.
 func (idx *wholeIndex) finish() {
-	slices.SortFunc(idx.idAt, func(a, b idPlace) int {
+	idAt := idx.idAt.flat()
+	slices.SortFunc(idAt, func(a, b idPlace) int {
 		if c := compareKeys(a.k, b.k); c != 0 {
 			return c
 		}
 		return cmp.Or(cmp.Compare(a.part, b.part), cmp.Compare(a.index, b.index))
 	})
-	ids := make([]key128, 0, len(idx.idAt))
-	for i, p := range idx.idAt {
-		if i > 0 && p.k == idx.idAt[i-1].k {
+	ids := make([]key128, 0, len(idAt))
+	for i, p := range idAt {
+		if i > 0 && p.k == idAt[i-1].k {
 			// Not the first record with this id: a duplicate where it stands.
 			if pi := &idx.parts[p.part]; pi.dupAt < 0 || int(p.index) < pi.dupAt {
 				pi.dupAt = int(p.index)
@@ -245,7 +247,8 @@ func (idx *wholeIndex) finish() {
 		}
 		ids = append(ids, p.k)
 	}
-	idx.idAt, idx.ids = nil, ids
+	idx.ids = ids
+	idx.contents = idx.keys.flat()
 	slices.SortFunc(idx.contents, compareKeys)
 	n := 0
 	for i, k := range idx.contents {

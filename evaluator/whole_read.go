@@ -386,10 +386,10 @@ func (idx *wholeIndex) indexRecord(pi *partIndex, n int, raw []byte, lx *recordL
 		return
 	}
 	if hasID {
-		idx.idAt = append(idx.idAt, idPlace{k: idx.key(id), part: int32(len(idx.parts)), index: int32(n)})
+		idx.idAt.add(idPlace{k: idx.key(id), part: int32(len(idx.parts)), index: int32(n)})
 	}
 	if lx.content != "" {
-		idx.contents = append(idx.contents, idx.key(content))
+		idx.keys.add(idx.key(content))
 	}
 	for _, t := range lx.targets {
 		k := idx.key(t)
