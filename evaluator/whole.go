@@ -1,10 +1,12 @@
 package evaluator
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -150,14 +152,13 @@ func AuditWhole(ps *rules.ProgramSet, parts []WholePart, checkEnd time.Time) (*W
 type key128 struct{ a, b uint64 }
 
 // wholeIndex is what pass 1 learns of all the parts. Ids and content keys are gathered as lists
-// of hashes (24 bytes a record with the id's place, 16 for the content key) in chunks, and put in
-// a keySet once at the end, when their number is known: a map of a million keys, grown as they
-// come, would take three to four times the memory.
+// of hashes (24 bytes a record with the id's place, 16 for the content key) in chunks, flattened
+// and sorted once at the end: a map of a million keys would take three to four times the memory.
 type wholeIndex struct {
 	s1, s2   maphash.Seed
 	idAt     chunked[idPlace]    // every record id and its place, until finish
-	ids      keySet              // the distinct ids (after finish)
-	contents keySet              // the distinct content keys (after finish)
+	ids      []key128            // the distinct ids, sorted (after finish)
+	contents []key128            // every record's content key, sorted and distinct (after finish)
 	keys     chunked[key128]     // every record's content key, until finish
 	repeated map[key128]struct{} // the content keys of two records or more (after finish)
 	targets  map[key128]uint8    // supersedes targets: bit 0 named, bit 1 named by another record
@@ -190,6 +191,19 @@ func (idx *wholeIndex) key(s string) key128 {
 	return key128{maphash.String(idx.s1, s), maphash.String(idx.s2, s)}
 }
 
+func compareKeys(a, b key128) int {
+	if c := cmp.Compare(a.a, b.a); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.b, b.b)
+}
+
+// has reports whether the sorted list keys holds k.
+func has(keys []key128, k key128) bool {
+	_, ok := slices.BinarySearchFunc(keys, k, compareKeys)
+	return ok
+}
+
 // superseded reports whether another record's supersedes names id.
 func (idx *wholeIndex) superseded(id string) bool {
 	return len(idx.targets) > 0 && idx.targets[idx.key(id)]&2 != 0
@@ -215,32 +229,36 @@ func (idx *wholeIndex) kept(id, content string, pointer bool) bool {
 // each part its first), the distinct ids and content keys, the repeated content keys, and the
 // dangling supersedes targets.
 func (idx *wholeIndex) finish() {
-	// The records are in reading order (parts in order, each in its order): the first record of
-	// an id is inserted first, and each later one is a duplicate where it stands.
-	idx.ids = newKeySet(idx.idAt.n)
-	for _, ch := range idx.idAt.chunks {
-		for _, p := range ch {
-			if idx.ids.insert(p.k) {
-				continue
-			}
+	idAt := idx.idAt.flat()
+	// Stable: the records of one id stay in reading order, the first where it first stands.
+	sortKeys(idAt, func(p *idPlace) key128 { return p.k })
+	ids := make([]key128, 0, len(idAt))
+	for i, p := range idAt {
+		if i > 0 && p.k == idAt[i-1].k {
+			// Not the first record with this id: a duplicate where it stands.
 			if pi := &idx.parts[p.part]; pi.dupAt < 0 || int(p.index) < pi.dupAt {
 				pi.dupAt = int(p.index)
 			}
+			continue
 		}
+		ids = append(ids, p.k)
 	}
-	idx.idAt = chunked[idPlace]{}
-	idx.contents = newKeySet(idx.keys.n)
-	for _, ch := range idx.keys.chunks {
-		for _, k := range ch {
-			if !idx.contents.insert(k) {
-				idx.repeated[k] = struct{}{}
-			}
+	idx.ids = ids
+	idx.contents = idx.keys.flat()
+	sortKeys(idx.contents, func(k *key128) key128 { return *k })
+	n := 0
+	for i, k := range idx.contents {
+		if i > 0 && k == idx.contents[i-1] {
+			idx.repeated[k] = struct{}{}
+			continue
 		}
+		idx.contents[n] = k
+		n++
 	}
-	idx.keys = chunked[key128]{}
+	idx.contents = slices.Clip(idx.contents[:n])
 	idx.dangling = 0
 	for k := range idx.targets {
-		if !idx.ids.has(k) {
+		if !has(idx.ids, k) {
 			idx.dangling++
 		}
 	}

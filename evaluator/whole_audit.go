@@ -22,7 +22,7 @@ func (f *wholeFold) audit(checkEnd time.Time) (*Report, error) {
 	// What needs the lists of every id and content key is settled first, and the lists let go:
 	// the reduced export below is the peak of the check's memory.
 	absent := f.declaredAbsent()
-	f.idx.ids, f.idx.contents = keySet{}, keySet{}
+	f.idx.ids, f.idx.contents = nil, nil
 	body := f.idx.header.top(append(append([][]byte{{'['}}, f.kept...), []byte{']'})...)
 	f.kept = nil
 	b := &buffers{byID: map[string]int{}, contents: map[string]int32{}, interned: map[string]int32{}}
@@ -106,12 +106,12 @@ func (f *wholeFold) declaredAbsent() map[string]int {
 		}
 	}
 	for _, k := range x.manifest.keyEntries {
-		if !idx.contents.has(idx.key(k)) {
+		if !has(idx.contents, idx.key(k)) {
 			ka++
 		}
 	}
 	for _, id := range x.manifest.idEntries {
-		if !idx.ids.has(idx.key(id)) {
+		if !has(idx.ids, idx.key(id)) {
 			ia++
 		}
 	}
