@@ -230,8 +230,12 @@ func (idx *wholeIndex) kept(id, content string, pointer bool) bool {
 // dangling supersedes targets.
 func (idx *wholeIndex) finish() {
 	idAt := idx.idAt.flat()
-	// Stable: the records of one id stay in reading order, the first where it first stands.
-	sortKeys(idAt, func(p *idPlace) key128 { return p.k })
+	slices.SortFunc(idAt, func(a, b idPlace) int {
+		if c := compareKeys(a.k, b.k); c != 0 {
+			return c
+		}
+		return cmp.Or(cmp.Compare(a.part, b.part), cmp.Compare(a.index, b.index))
+	})
 	ids := make([]key128, 0, len(idAt))
 	for i, p := range idAt {
 		if i > 0 && p.k == idAt[i-1].k {
@@ -245,7 +249,7 @@ func (idx *wholeIndex) finish() {
 	}
 	idx.ids = ids
 	idx.contents = idx.keys.flat()
-	sortKeys(idx.contents, func(k *key128) key128 { return *k })
+	slices.SortFunc(idx.contents, compareKeys)
 	n := 0
 	for i, k := range idx.contents {
 		if i > 0 && k == idx.contents[i-1] {
