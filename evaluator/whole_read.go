@@ -258,14 +258,15 @@ func (idx *wholeIndex) indexPart(ps *rules.ProgramSet, p WholePart, i int) (*Who
 	return nil, nil
 }
 
-// spans are where a part's records lie in its bytes, in order: 12 bytes a record.
+// spans are where a part's records lie in its bytes, in order: 12 bytes a record, in chunks.
 type spans struct {
-	at []int64
-	n  []uint32
+	at chunked[int64]
+	n  chunked[uint32]
 }
 
 func (s *spans) add(at int64, n int) {
-	s.at, s.n = append(s.at, at), append(s.n, uint32(n))
+	s.at.add(at)
+	s.n.add(uint32(n))
 }
 
 // spanBuffer is how much of a part readSpans reads at a time.
@@ -275,7 +276,7 @@ const spanBuffer = 256 << 10
 // bytes between them without looking at them: pass 1 has tokenized the part already. A part that
 // is shorter than pass 1 read is an error, which readError names.
 func readSpans(p WholePart, sp *spans, record func(n int, raw []byte) error) error {
-	if len(sp.at) == 0 {
+	if sp.at.n == 0 {
 		return nil
 	}
 	rc, err := p.Open()
@@ -287,18 +288,23 @@ func readSpans(p WholePart, sp *spans, record func(n int, raw []byte) error) err
 	var (
 		pos int64
 		buf []byte
+		k   int
 	)
-	for k, at := range sp.at {
-		if _, err := br.Discard(int(at - pos)); err != nil {
-			return errPartChanged
-		}
-		buf = slices.Grow(buf[:0], int(sp.n[k]))[:sp.n[k]]
-		if _, err := io.ReadFull(br, buf); err != nil {
-			return errPartChanged
-		}
-		pos = at + int64(sp.n[k])
-		if err := record(k, buf); err != nil {
-			return err
+	for c, ats := range sp.at.chunks {
+		for j, at := range ats {
+			n := sp.n.chunks[c][j]
+			if _, err := br.Discard(int(at - pos)); err != nil {
+				return errPartChanged
+			}
+			buf = slices.Grow(buf[:0], int(n))[:n]
+			if _, err := io.ReadFull(br, buf); err != nil {
+				return errPartChanged
+			}
+			pos = at + int64(n)
+			if err := record(k, buf); err != nil {
+				return err
+			}
+			k++
 		}
 	}
 	return nil
