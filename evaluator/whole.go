@@ -15,15 +15,17 @@ import (
 
 // The local whole-store check (issue 28): one export of any size, or any number of parts of one
 // export, analysed as one export, outside the published caps and never as a signed audit. It reads
-// each part twice through a reader, one record at a time, and keeps per content key, record id and
-// scope only what the factors need:
+// each part twice through a reader, one record at a time, but tokenizes it once, and keeps per
+// content key, record id and scope only what the factors need:
 //
-//   - pass 1 (the index) counts each content key (saturating at two), remembers every record id,
-//     the targets of supersedes and of origin_claim_id, and checks that the parts' headers agree;
-//   - pass 2 (the fold) decodes each record again, runs the refusal rules that are not about the
-//     caps, and evaluates the record with the criteria's programs exactly as the service's record
-//     stage does (liveness, predicates, marks, conflict applicability, conflicts), adding it to
-//     the counts. A record that can take part in a cross-record decision (its content key occurs
+//   - pass 1 (the index) tokenizes the part with jsontext's strict decoder, notes where each
+//     record's bytes lie, reads each record's id, content key, supersedes and origin_claim_id with
+//     the jsonlex pull reader (no value tree), counts each content key, remembers every record id
+//     and the pointers' targets, and checks that the parts' headers agree;
+//   - pass 2 (the fold) reads each record's bytes where pass 1 found them (no tokenizing), decodes
+//     it, runs the refusal rules that are not about the caps, and evaluates the record with the
+//     criteria's programs exactly as the service's record stage does (liveness, predicates,
+//     marks, conflict applicability, conflicts), adding it to the counts. A record that can take part in a cross-record decision (its content key occurs
 //     twice or more, it holds or is the target of an M4 pointer) is kept as its bytes;
 //   - the kept records then go through the service's own stages as one reduced export (the M4
 //     walk, the cluster programs, the duplicate groups), with the counts, gates and coverage of
