@@ -306,6 +306,8 @@ func readSpans(p WholePart, sp *spans, record func(n int, raw []byte) error) err
 			}
 			k++
 		}
+		// Read: let the chunk go, for the kept records and the batches to reuse.
+		sp.at.chunks[c], sp.n.chunks[c] = nil, nil
 	}
 	return nil
 }
