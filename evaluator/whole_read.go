@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsonlex"
 	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
@@ -45,7 +44,11 @@ func (r *ioReader) Read(p []byte) (int, error) {
 type scanHooks struct {
 	member  func(name string, raw []byte)
 	records func() bool
-	record  func(i int, at int64, raw []byte) error
+	// record receives each element of the records array as what m read of it (members, whose
+	// field the records hook sets) and where its bytes lie.
+	record func(i int, at int64, size int) error
+	m      *recordMembers
+	idx    *wholeIndex
 }
 
 // scanPart reads one part through h. It returns the records read, errSyntax for a part that is not
@@ -82,7 +85,7 @@ func scanTop(d *jsontext.Decoder, h scanHooks) (int, error) {
 				}
 				continue
 			}
-			if n, err = streamRecords(d, h.record); err != nil {
+			if n, err = streamRecords(d, h); err != nil {
 				return n, err
 			}
 			continue
@@ -100,18 +103,17 @@ func scanTop(d *jsontext.Decoder, h scanHooks) (int, error) {
 }
 
 // streamRecords reads the records array, one element at a time.
-func streamRecords(d *jsontext.Decoder, record func(int, int64, []byte) error) (int, error) {
+func streamRecords(d *jsontext.Decoder, h scanHooks) (int, error) {
 	if _, err := d.ReadToken(); err != nil {
 		return 0, errSyntax
 	}
 	n := 0
 	for d.PeekKind() != ']' {
-		v, err := d.ReadValue()
+		at, size, err := h.m.read(d, h.idx)
 		if err != nil {
 			return n, errSyntax
 		}
-		// InputOffset is just past the value, which is exactly v's bytes.
-		if err := record(n, d.InputOffset()-int64(len(v)), v); err != nil {
+		if err := h.record(n, at, size); err != nil {
 			return n, err
 		}
 		n++
@@ -211,9 +213,7 @@ func (h *wholeHeader) str(name string) string {
 func (idx *wholeIndex) indexPart(ps *rules.ProgramSet, p WholePart, i int) (*WholeRefusal, error) {
 	hdr := &wholeHeader{raw: map[string][]byte{}}
 	pi := partIndex{dupAt: -1, hdr: hdr}
-	// Each record is read alone, one level below the records array.
-	lx := &recordLexer{depth: ps.Criteria().Caps.JSONDepth - 2}
-	defer lx.r.Release()
+	m := &recordMembers{}
 	retry := false
 	hooks := scanHooks{
 		member: func(name string, raw []byte) {
@@ -222,18 +222,19 @@ func (idx *wholeIndex) indexPart(ps *rules.ProgramSet, p WholePart, i int) (*Who
 		records: func() bool {
 			hdr.array = true
 			if form, ok := ps.Criteria().Forms[hdr.str("form")]; ok {
-				lx.content = form.ContentField
+				m.field = form.ContentField
 				return true
 			}
 			// The form comes after the records (or is not one): read them again once it is known.
 			retry = true
 			return false
 		},
-		record: func(n int, at int64, raw []byte) error {
-			pi.spans.add(at, len(raw))
-			idx.indexRecord(&pi, n, raw, lx)
+		record: func(n int, at int64, size int) error {
+			pi.spans.add(at, size)
+			idx.indexRecord(&pi, n, m)
 			return nil
 		},
+		m: m, idx: idx,
 	}
 	n, ref, err := readPart(p, hooks)
 	if ref != nil || err != nil {
@@ -241,7 +242,7 @@ func (idx *wholeIndex) indexPart(ps *rules.ProgramSet, p WholePart, i int) (*Who
 	}
 	if retry {
 		if form, ok := ps.Criteria().Forms[hdr.str("form")]; ok {
-			lx.content = form.ContentField
+			m.field = form.ContentField
 		}
 		hooks.member, hooks.records = func(string, []byte) {}, func() bool { return true }
 		if n, ref, err = readPart(p, hooks); ref != nil || err != nil {
@@ -344,70 +345,26 @@ func readError(p WholePart, err error) (*WholeRefusal, error) {
 	return nil, partError(p.Name, err)
 }
 
-// recordLexer is pass 1's reader of one record: the strict pull reader, with no value tree.
-type recordLexer struct {
-	r       jsonlex.Reader
-	depth   int    // the deepest nesting a record may have
-	content string // the form's content field ("" when the form is not known)
-	targets []string
-}
-
-// indexRecord adds one record to the index, reading only the members the index needs and skipping
-// the rest. A record the service would refuse (not an object, not strict JSON, too deep) adds
-// nothing: pass 2 refuses its part.
-func (idx *wholeIndex) indexRecord(pi *partIndex, n int, raw []byte, lx *recordLexer) {
-	r := &lx.r
-	r.Reset(raw, lx.depth)
-	if r.Peek() != jsonlex.Object {
+// indexRecord adds what pass 1 read of one record to the index. A record that is not an object
+// adds nothing; one nested too deep is indexed all the same, and pass 2 refuses its part.
+func (idx *wholeIndex) indexRecord(pi *partIndex, n int, m *recordMembers) {
+	if !m.object {
 		return
 	}
-	var id, content, origin string
-	hasID, hasOrigin := false, false
-	lx.targets = lx.targets[:0]
-	for r.Object(); ; {
-		name, ok := r.Member()
-		if !ok {
-			break
-		}
-		switch {
-		case name == "id" && r.Peek() == jsonlex.String:
-			id, hasID = r.Str(), true
-		case name == lx.content && lx.content != "" && r.Peek() == jsonlex.String:
-			content = r.Str()
-		case name == "origin_claim_id" && r.Peek() == jsonlex.String:
-			origin, hasOrigin = r.Str(), true
-		case name == "supersedes" && r.Peek() == jsonlex.String:
-			lx.targets = append(lx.targets, r.Str())
-		case name == "supersedes" && r.Peek() == jsonlex.Array:
-			for r.Array(); r.More(); {
-				if r.Peek() == jsonlex.String {
-					lx.targets = append(lx.targets, r.Str())
-				} else {
-					r.Skip()
-				}
-			}
-		default:
-			r.Skip()
-		}
+	if m.hasID {
+		idx.idAt.add(idPlace{k: m.id, part: int32(len(idx.parts)), index: int32(n)})
 	}
-	if !r.Done() {
-		return
+	if m.field != "" {
+		idx.keys.add(m.content)
 	}
-	if hasID {
-		idx.idAt.add(idPlace{k: idx.key(id), part: int32(len(idx.parts)), index: int32(n)})
-	}
-	if lx.content != "" {
-		idx.keys.add(idx.key(content))
-	}
-	for _, t := range lx.targets {
-		k := idx.key(t)
+	for _, k := range m.targets {
 		v := idx.targets[k] | 1
-		if !hasID || t != id {
+		if !m.hasID || k != m.id {
 			v |= 2 // a record superseding itself is not a target
 		}
 		idx.targets[k] = v
 	}
-	if hasOrigin {
-		idx.pointers[idx.key(origin)] = struct{}{}
+	if m.hasOrigin {
+		idx.pointers[m.origin] = struct{}{}
 	}
 }
