@@ -19,9 +19,10 @@ import (
 // content key, record id and scope only what the factors need:
 //
 //   - pass 1 (the index) tokenizes the part with jsontext's strict decoder, notes where each
-//     record's bytes lie, reads each record's id, content key, supersedes and origin_claim_id with
-//     the jsonlex pull reader (no value tree), counts each content key, remembers every record id
-//     and the pointers' targets, and checks that the parts' headers agree;
+//     record's bytes lie, reads each record's id, content key, supersedes and origin_claim_id from
+//     the decoder's own tokens (no value tree; whole_tokens.go), counts each content key,
+//     remembers every record id and the pointers' targets, and checks that the parts' headers
+//     agree;
 //   - pass 2 (the fold) reads each record's bytes where pass 1 found them (no tokenizing), decodes
 //     it, runs the refusal rules that are not about the caps, and evaluates the record with the
 //     criteria's programs exactly as the service's record stage does (liveness, predicates,
