@@ -17,7 +17,8 @@ import (
 // The streaming reader of the local whole-store check: a part is read through jsontext's strict
 // decoder (duplicate names and UTF-8 checked, as jsontree.Decode checks them) one top-level member
 // at a time, and the records array one element at a time, so that only one record's bytes are
-// held however large the part is.
+// held however large the part is. Pass 1 alone tokenizes a part: it notes where each record's
+// bytes lie, and pass 2 reads them from there without tokenizing again (readSpans).
 
 // errSyntax stands for a part that is not strict JSON, or not an object: the service answers
 // such a body with export_required.
@@ -39,16 +40,14 @@ func (r *ioReader) Read(p []byte) (int, error) {
 
 // scanHooks receive a part's top-level members as they come: every member but an array of
 // records as its raw bytes (member, which keeps them), and each element of the records array as
-// its raw bytes (record, valid until it returns). records is asked, when the records array begins,
-// whether to read it; when it says no the array is skipped.
+// what m read of it and where its bytes lie (record). records is asked, when the records array
+// begins, whether to read it; when it says no the array is skipped.
 type scanHooks struct {
 	member  func(name string, raw []byte)
 	records func() bool
-	// record receives each element of the records array as what m read of it (members, whose
-	// field the records hook sets) and where its bytes lie.
-	record func(i int, at int64, size int) error
-	m      *recordMembers
-	idx    *wholeIndex
+	record  func(i int, at int64, size int) error
+	m       *recordMembers // reads each element; the records hook sets its content field
+	idx     *wholeIndex    // whose seeds m hashes with
 }
 
 // scanPart reads one part through h. It returns the records read, errSyntax for a part that is not
