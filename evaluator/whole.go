@@ -15,15 +15,18 @@ import (
 
 // The local whole-store check (issue 28): one export of any size, or any number of parts of one
 // export, analysed as one export, outside the published caps and never as a signed audit. It reads
-// each part twice through a reader, one record at a time, and keeps per content key, record id and
-// scope only what the factors need:
+// each part twice through a reader, one record at a time, but tokenizes it once, and keeps per
+// content key, record id and scope only what the factors need:
 //
-//   - pass 1 (the index) counts each content key (saturating at two), remembers every record id,
-//     the targets of supersedes and of origin_claim_id, and checks that the parts' headers agree;
-//   - pass 2 (the fold) decodes each record again, runs the refusal rules that are not about the
-//     caps, and evaluates the record with the criteria's programs exactly as the service's record
-//     stage does (liveness, predicates, marks, conflict applicability, conflicts), adding it to
-//     the counts. A record that can take part in a cross-record decision (its content key occurs
+//   - pass 1 (the index) tokenizes the part with jsontext's strict decoder, notes where each
+//     record's bytes lie, reads each record's id, content key, supersedes and origin_claim_id from
+//     the decoder's own tokens (no value tree; whole_tokens.go), counts each content key,
+//     remembers every record id and the pointers' targets, and checks that the parts' headers
+//     agree;
+//   - pass 2 (the fold) reads each record's bytes where pass 1 found them (no tokenizing), decodes
+//     it, runs the refusal rules that are not about the caps, and evaluates the record with the
+//     criteria's programs exactly as the service's record stage does (liveness, predicates,
+//     marks, conflict applicability, conflicts), adding it to the counts. A record that can take part in a cross-record decision (its content key occurs
 //     twice or more, it holds or is the target of an M4 pointer) is kept as its bytes;
 //   - the kept records then go through the service's own stages as one reduced export (the M4
 //     walk, the cluster programs, the duplicate groups), with the counts, gates and coverage of
@@ -151,14 +154,15 @@ func AuditWhole(ps *rules.ProgramSet, parts []WholePart, checkEnd time.Time) (*W
 // key128 is a keyed 128-bit hash of a string: two maphash values under two per-run seeds.
 type key128 struct{ a, b uint64 }
 
-// wholeIndex is what pass 1 learns of all the parts. Ids and content keys are gathered as flat
-// lists of hashes (16 bytes a record, with the id's place) and sorted once at the end: a map of a
-// million keys would take three to four times the memory.
+// wholeIndex is what pass 1 learns of all the parts. Ids and content keys are gathered as lists
+// of hashes (24 bytes a record with the id's place, 16 for the content key) in chunks, flattened
+// and sorted once at the end: a map of a million keys would take three to four times the memory.
 type wholeIndex struct {
 	s1, s2   maphash.Seed
-	idAt     []idPlace           // every record id and its place, until finish
+	idAt     chunked[idPlace]    // every record id and its place, until finish
 	ids      []key128            // the distinct ids, sorted (after finish)
-	contents []key128            // every record's content key; sorted and distinct after finish
+	contents []key128            // every record's content key, sorted and distinct (after finish)
+	keys     chunked[key128]     // every record's content key, until finish
 	repeated map[key128]struct{} // the content keys of two records or more (after finish)
 	targets  map[key128]uint8    // supersedes targets: bit 0 named, bit 1 named by another record
 	pointers map[key128]struct{}
@@ -178,6 +182,7 @@ type partIndex struct {
 	records int
 	dupAt   int // the index of its first record whose id an earlier record has (-1: none)
 	hdr     *wholeHeader
+	spans   spans // where each record lies, until pass 2 has read the part
 }
 
 func newWholeIndex() *wholeIndex {
@@ -227,15 +232,16 @@ func (idx *wholeIndex) kept(id, content string, pointer bool) bool {
 // each part its first), the distinct ids and content keys, the repeated content keys, and the
 // dangling supersedes targets.
 func (idx *wholeIndex) finish() {
-	slices.SortFunc(idx.idAt, func(a, b idPlace) int {
+	idAt := idx.idAt.flat()
+	slices.SortFunc(idAt, func(a, b idPlace) int {
 		if c := compareKeys(a.k, b.k); c != 0 {
 			return c
 		}
 		return cmp.Or(cmp.Compare(a.part, b.part), cmp.Compare(a.index, b.index))
 	})
-	ids := make([]key128, 0, len(idx.idAt))
-	for i, p := range idx.idAt {
-		if i > 0 && p.k == idx.idAt[i-1].k {
+	ids := make([]key128, 0, len(idAt))
+	for i, p := range idAt {
+		if i > 0 && p.k == idAt[i-1].k {
 			// Not the first record with this id: a duplicate where it stands.
 			if pi := &idx.parts[p.part]; pi.dupAt < 0 || int(p.index) < pi.dupAt {
 				pi.dupAt = int(p.index)
@@ -244,7 +250,8 @@ func (idx *wholeIndex) finish() {
 		}
 		ids = append(ids, p.k)
 	}
-	idx.idAt, idx.ids = nil, ids
+	idx.ids = ids
+	idx.contents = idx.keys.flat()
 	slices.SortFunc(idx.contents, compareKeys)
 	n := 0
 	for i, k := range idx.contents {

@@ -23,7 +23,7 @@ func (f *wholeFold) audit(checkEnd time.Time) (*Report, error) {
 	// the reduced export below is the peak of the check's memory.
 	absent := f.declaredAbsent()
 	f.idx.ids, f.idx.contents = nil, nil
-	body := f.idx.header.top([]byte{'['}, f.kept, []byte{']'})
+	body := f.idx.header.top(append(append([][]byte{{'['}}, f.kept...), []byte{']'})...)
 	f.kept = nil
 	b := &buffers{byID: map[string]int{}, contents: map[string]int32{}, interned: map[string]int32{}}
 	top, err := jsontree.Decode(body, jsontree.Options{MaxDepth: f.depth, Owned: true}, &b.slabs)

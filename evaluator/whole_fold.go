@@ -29,7 +29,7 @@ type wholeFold struct {
 	// in their order, split by what they read.
 	recordCodes, headerCodes []string
 
-	kept  []byte // the kept records' bytes, comma-separated
+	kept  [][]byte // the kept records' bytes, comma-separated, in chunks of about keptChunk bytes
 	nKept int
 
 	records, live, eligible, scopedEligible, templates, sourcePassages, marked, checked int
@@ -98,16 +98,14 @@ func (f *wholeFold) foldPart(p WholePart, i int) (*WholeRefusal, error) {
 		fails.add("record_id_duplicate", d)
 	}
 	f.mini = f.miniHeader(top)
-	hooks := scanHooks{
-		member:  func(string, []byte) {},
-		records: func() bool { return true },
-		record: func(n int, raw []byte) error {
-			return f.record(n, raw, fails)
-		},
-	}
 	f.b.ends = f.b.ends[:0]
-	if _, ref, err := readPart(p, hooks); ref != nil || err != nil {
-		return ref, err
+	sp := &f.idx.parts[i].spans
+	err = readSpans(p, sp, func(n int, raw []byte) error {
+		return f.record(n, raw, fails)
+	})
+	*sp = spans{}
+	if err != nil {
+		return readError(p, err)
 	}
 	if err := f.flush(fails); err != nil {
 		return readError(p, err)
@@ -390,9 +388,16 @@ func (f *wholeFold) count(r *record, act *rules.RecordActivation) {
 }
 
 func (f *wholeFold) keep(raw []byte) {
-	if f.nKept > 0 {
-		f.kept = append(f.kept, ',')
+	k := len(f.kept)
+	if k == 0 || len(f.kept[k-1])+len(raw)+1 > cap(f.kept[k-1]) {
+		// A new chunk rather than a larger copy of the last one.
+		f.kept = append(f.kept, make([]byte, 0, max(keptChunk, len(raw)+1)))
+		k++
 	}
-	f.kept = append(f.kept, raw...)
+	last := &f.kept[k-1]
+	if f.nKept > 0 {
+		*last = append(*last, ',')
+	}
+	*last = append(*last, raw...)
 	f.nKept++
 }

@@ -1,10 +1,12 @@
 package evaluator
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -15,7 +17,8 @@ import (
 // The streaming reader of the local whole-store check: a part is read through jsontext's strict
 // decoder (duplicate names and UTF-8 checked, as jsontree.Decode checks them) one top-level member
 // at a time, and the records array one element at a time, so that only one record's bytes are
-// held however large the part is.
+// held however large the part is. Pass 1 alone tokenizes a part: it notes where each record's
+// bytes lie, and pass 2 reads them from there without tokenizing again (readSpans).
 
 // errSyntax stands for a part that is not strict JSON, or not an object: the service answers
 // such a body with export_required.
@@ -37,12 +40,14 @@ func (r *ioReader) Read(p []byte) (int, error) {
 
 // scanHooks receive a part's top-level members as they come: every member but an array of
 // records as its raw bytes (member, which keeps them), and each element of the records array as
-// its raw bytes (record, valid until it returns). records is asked, when the records array begins,
-// whether to read it; when it says no the array is skipped.
+// what m read of it and where its bytes lie (record). records is asked, when the records array
+// begins, whether to read it; when it says no the array is skipped.
 type scanHooks struct {
 	member  func(name string, raw []byte)
 	records func() bool
-	record  func(i int, raw []byte) error
+	record  func(i int, at int64, size int) error
+	m       *recordMembers // reads each element; the records hook sets its content field
+	idx     *wholeIndex    // whose seeds m hashes with
 }
 
 // scanPart reads one part through h. It returns the records read, errSyntax for a part that is not
@@ -79,7 +84,7 @@ func scanTop(d *jsontext.Decoder, h scanHooks) (int, error) {
 				}
 				continue
 			}
-			if n, err = streamRecords(d, h.record); err != nil {
+			if n, err = streamRecords(d, h); err != nil {
 				return n, err
 			}
 			continue
@@ -97,17 +102,17 @@ func scanTop(d *jsontext.Decoder, h scanHooks) (int, error) {
 }
 
 // streamRecords reads the records array, one element at a time.
-func streamRecords(d *jsontext.Decoder, record func(int, []byte) error) (int, error) {
+func streamRecords(d *jsontext.Decoder, h scanHooks) (int, error) {
 	if _, err := d.ReadToken(); err != nil {
 		return 0, errSyntax
 	}
 	n := 0
 	for d.PeekKind() != ']' {
-		v, err := d.ReadValue()
+		at, size, err := h.m.read(d, h.idx)
 		if err != nil {
 			return n, errSyntax
 		}
-		if err := record(n, v); err != nil {
+		if err := h.record(n, at, size); err != nil {
 			return n, err
 		}
 		n++
@@ -207,13 +212,8 @@ func (h *wholeHeader) str(name string) string {
 func (idx *wholeIndex) indexPart(ps *rules.ProgramSet, p WholePart, i int) (*WholeRefusal, error) {
 	hdr := &wholeHeader{raw: map[string][]byte{}}
 	pi := partIndex{dupAt: -1, hdr: hdr}
-	var (
-		slabs jsontree.Slabs
-		b     batch
-	)
-	// The records are decoded a batch at a time, as an array: one level above a record.
-	depth := ps.Criteria().Caps.JSONDepth - 1
-	content, retry := "", false
+	m := &recordMembers{}
+	retry := false
 	hooks := scanHooks{
 		member: func(name string, raw []byte) {
 			hdr.names, hdr.raw[name] = append(hdr.names, name), raw
@@ -221,37 +221,32 @@ func (idx *wholeIndex) indexPart(ps *rules.ProgramSet, p WholePart, i int) (*Who
 		records: func() bool {
 			hdr.array = true
 			if form, ok := ps.Criteria().Forms[hdr.str("form")]; ok {
-				content = form.ContentField
+				m.field = form.ContentField
 				return true
 			}
 			// The form comes after the records (or is not one): read them again once it is known.
 			retry = true
 			return false
 		},
-		record: func(n int, raw []byte) error {
-			if len(b.ends) == 0 {
-				b.reset([]byte{'['}, n)
-			}
-			if b.add(raw) {
-				idx.indexBatch(&pi, &b, &slabs, depth, content)
-			}
+		record: func(n int, at int64, size int) error {
+			pi.spans.add(at, size)
+			idx.indexRecord(&pi, n, m)
 			return nil
 		},
+		m: m, idx: idx,
 	}
 	n, ref, err := readPart(p, hooks)
 	if ref != nil || err != nil {
 		return ref, err
 	}
-	idx.indexBatch(&pi, &b, &slabs, depth, content)
 	if retry {
 		if form, ok := ps.Criteria().Forms[hdr.str("form")]; ok {
-			content = form.ContentField
+			m.field = form.ContentField
 		}
 		hooks.member, hooks.records = func(string, []byte) {}, func() bool { return true }
 		if n, ref, err = readPart(p, hooks); ref != nil || err != nil {
 			return ref, err
 		}
-		idx.indexBatch(&pi, &b, &slabs, depth, content)
 	}
 	pi.records, hdr.records = n, n
 	idx.parts = append(idx.parts, pi)
@@ -262,6 +257,63 @@ func (idx *wholeIndex) indexPart(ps *rules.ProgramSet, p WholePart, i int) (*Who
 	}
 	return nil, nil
 }
+
+// spans are where a part's records lie in its bytes, in order: 12 bytes a record, in chunks.
+type spans struct {
+	at chunked[int64]
+	n  chunked[uint32]
+}
+
+func (s *spans) add(at int64, n int) {
+	s.at.add(at)
+	s.n.add(uint32(n))
+}
+
+// spanBuffer is how much of a part readSpans reads at a time.
+const spanBuffer = 256 << 10
+
+// readSpans opens p and hands each record at the places sp notes to record, in order, reading the
+// bytes between them without looking at them: pass 1 has tokenized the part already. A part that
+// is shorter than pass 1 read is an error, which readError names.
+func readSpans(p WholePart, sp *spans, record func(n int, raw []byte) error) error {
+	if sp.at.n == 0 {
+		return nil
+	}
+	rc, err := p.Open()
+	if err != nil {
+		return err // readError names the part
+	}
+	defer rc.Close()
+	br := bufio.NewReaderSize(rc, spanBuffer)
+	var (
+		pos int64
+		buf []byte
+		k   int
+	)
+	for c, ats := range sp.at.chunks {
+		for j, at := range ats {
+			n := sp.n.chunks[c][j]
+			if _, err := br.Discard(int(at - pos)); err != nil {
+				return errPartChanged
+			}
+			buf = slices.Grow(buf[:0], int(n))[:n]
+			if _, err := io.ReadFull(br, buf); err != nil {
+				return errPartChanged
+			}
+			pos = at + int64(n)
+			if err := record(k, buf); err != nil {
+				return err
+			}
+			k++
+		}
+		// Read: let the chunk go, for the kept records and the batches to reuse.
+		sp.at.chunks[c], sp.n.chunks[c] = nil, nil
+	}
+	return nil
+}
+
+// errPartChanged is the error of a part whose bytes are no longer where pass 1 read them.
+var errPartChanged = errors.New("the part changed while it was read")
 
 // readPart opens p and reads it through h: a part that is not strict JSON is refused
 // (export_required), one that cannot be read is an error.
@@ -292,55 +344,26 @@ func readError(p WholePart, err error) (*WholeRefusal, error) {
 	return nil, partError(p.Name, err)
 }
 
-// indexBatch decodes a batch of records and adds each to the index. A batch that does not decode
-// is left out: pass 2 refuses its part.
-func (idx *wholeIndex) indexBatch(pi *partIndex, b *batch, slabs *jsontree.Slabs, depth int, content string) {
-	if len(b.ends) == 0 {
+// indexRecord adds what pass 1 read of one record to the index. A record that is not an object
+// adds nothing; one nested too deep is indexed all the same, and pass 2 refuses its part.
+func (idx *wholeIndex) indexRecord(pi *partIndex, n int, m *recordMembers) {
+	if !m.object {
 		return
 	}
-	defer func() { b.ends = b.ends[:0] }()
-	b.buf = append(b.buf, ']')
-	slabs.Reset()
-	// The index keeps hashes only: the tree may alias the buffer the next batch overwrites.
-	arr, err := jsontree.Decode(b.buf, jsontree.Options{MaxDepth: depth, Owned: true}, slabs)
-	if err != nil {
-		return
+	if m.hasID {
+		idx.idAt.add(idPlace{k: m.id, part: int32(len(idx.parts)), index: int32(n)})
 	}
-	recs := arr.Arr()
-	for k := range recs {
-		idx.indexRecord(pi, b.first+k, &recs[k], content)
+	if m.field != "" {
+		idx.keys.add(m.content)
 	}
-}
-
-// indexRecord adds one record to the index; a record the service would refuse is left to pass 2.
-func (idx *wholeIndex) indexRecord(pi *partIndex, n int, rec *jsontree.Value, content string) {
-	if rec.Kind() != jsontree.Object {
-		return
-	}
-	id := rec.Get("id")
-	if id.Kind() == jsontree.String {
-		idx.idAt = append(idx.idAt, idPlace{k: idx.key(id.Str()), part: int32(len(idx.parts)), index: int32(n)})
-	}
-	if content != "" {
-		idx.contents = append(idx.contents, idx.key(rec.Get(content).Str()))
-	}
-	s := rec.Get("supersedes")
-	targets := s.Arr()
-	if s.Kind() == jsontree.String {
-		targets = []jsontree.Value{*s}
-	}
-	for _, t := range targets {
-		if t.Kind() != jsontree.String {
-			continue
-		}
-		k := idx.key(t.Str())
+	for _, k := range m.targets {
 		v := idx.targets[k] | 1
-		if id.Kind() != jsontree.String || t.Str() != id.Str() {
+		if !m.hasID || k != m.id {
 			v |= 2 // a record superseding itself is not a target
 		}
 		idx.targets[k] = v
 	}
-	if o := rec.Get("origin_claim_id"); o.Kind() == jsontree.String {
-		idx.pointers[idx.key(o.Str())] = struct{}{}
+	if m.hasOrigin {
+		idx.pointers[m.origin] = struct{}{}
 	}
 }

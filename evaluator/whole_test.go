@@ -287,3 +287,37 @@ func TestWholeEqualsServiceOnCorpus(t *testing.T) {
 	}
 	t.Logf("%d corpus exports compared", compared)
 }
+
+// TestWholeReadsRecordsWhereTheyLie: pass 2 reads each record at the offset pass 1 noted, so the
+// spacing between records must not matter (an indented part gives the compact part's report),
+// and a part whose bytes change between the passes is an error naming it, never a report.
+func TestWholeReadsRecordsWhereTheyLie(t *testing.T) {
+	a, b := splitClusterParts(t)
+	want, ref := auditWhole(t, a, b)
+	if ref != nil {
+		t.Fatalf("refusal %+v", ref)
+	}
+	var ia, ib bytes.Buffer
+	if json.Indent(&ia, a, "\n", "\t ") != nil || json.Indent(&ib, b, "", "   ") != nil {
+		t.Fatal("indent")
+	}
+	got, ref := auditWhole(t, ia.Bytes(), ib.Bytes())
+	if ref != nil {
+		t.Fatalf("indented: refusal %+v", ref)
+	}
+	if diff := cmp.Diff(want.Report, got.Report); diff != "" {
+		t.Fatalf("indented parts differ (-compact +indented):\n%s", diff)
+	}
+	opens := 0
+	changing := evaluator.WholePart{Name: "part1", Open: func() (io.ReadCloser, error) {
+		opens++
+		if opens > 1 {
+			return io.NopCloser(bytes.NewReader(a[:len(a)/2])), nil
+		}
+		return io.NopCloser(bytes.NewReader(a)), nil
+	}}
+	_, ref, err := evaluator.AuditWhole(shipped(t), []evaluator.WholePart{changing}, now)
+	if ref != nil || err == nil || err.Error() != "whole-store check: part part1: the part changed while it was read" {
+		t.Fatalf("changed part: %+v %v", ref, err)
+	}
+}
