@@ -7,7 +7,6 @@ import (
 	"hash/maphash"
 	"io"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/scopehygiene/scope-hygiene/rules"
@@ -95,22 +94,7 @@ func WholeNotice(c *rules.Criteria) string {
 // WholeCertification is the sentence of the criteria's scope text that says a report is never a
 // whole-store certification ("" when the scope text has none).
 func WholeCertification(c *rules.Criteria) string {
-	t := c.Texts.ScopeText
-	at := strings.Index(t, "whole-store certification")
-	if at < 0 {
-		return ""
-	}
-	start := strings.LastIndex(t[:at], ". ")
-	if start < 0 {
-		start = 0
-	} else {
-		start += 2
-	}
-	end := strings.Index(t[at:], ".")
-	if end < 0 {
-		return t[start:]
-	}
-	return t[start : at+end+1]
+	return rules.SentenceWith(c.Texts.ScopeText, "whole-store certification")
 }
 
 // errWholeNoParts is the error of a check given nothing to read.

@@ -4,19 +4,14 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
-	"strings"
 	"testing"
-	"time"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/scopehygiene/scope-hygiene/evaluator"
+	"github.com/scopehygiene/scope-hygiene/evaluator/internal/wholebench"
 )
 
 // writeHashOnlyStore writes a deterministic hash-only Mem0 export of n records (about 250 bytes
@@ -113,25 +108,6 @@ func filePart(path string) evaluator.WholePart {
 	return evaluator.WholePart{Name: path, Open: func() (io.ReadCloser, error) { return os.Open(path) }}
 }
 
-// scanFile is the floor: one bare pass of jsontext's strict tokenizer over the file, read through
-// the same kind of reader the whole-store check reads (an *os.File), building no value.
-func scanFile(tb testing.TB, path string) {
-	f, err := os.Open(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	d := jsontext.NewDecoder(f)
-	for {
-		if _, err := d.ReadToken(); err != nil {
-			if !errors.Is(err, io.EOF) {
-				tb.Fatal(err)
-			}
-			return
-		}
-	}
-}
-
 // BenchmarkWholeStore times the local whole-store check on hash-only exports of 10⁴, 10⁵ and
 // 10⁶ records (written to a temporary directory, removed after) against the floor, a bare scan
 // of the same file: …/scan and …/whole alone, …/ratio both in every iteration, printing
@@ -141,70 +117,9 @@ func scanFile(tb testing.TB, path string) {
 //	go test ./evaluator -run '^$' -bench 'WholeStore' -benchtime 1x
 func BenchmarkWholeStore(b *testing.B) {
 	ps := shipped(b)
-	for _, size := range []struct {
-		name string
-		n    int
-	}{{"1e4", 10_000}, {"1e5", 100_000}, {"1e6", 1_000_000}} {
-		b.Run(size.name, func(b *testing.B) {
-			path := filepath.Join(b.TempDir(), "store.json")
-			writeStoreFile(b, path, size.n)
-			parts := []evaluator.WholePart{filePart(path)}
-			whole := func() {
-				if _, ref, err := evaluator.AuditWhole(ps, parts, now); err != nil || ref != nil {
-					b.Fatalf("refusal %+v, error %v", ref, err)
-				}
-			}
-			b.Run("scan", func(b *testing.B) {
-				for b.Loop() {
-					scanFile(b, path)
-				}
-			})
-			b.Run("whole", func(b *testing.B) {
-				for b.Loop() {
-					whole()
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(size.n), "ns/record")
-			})
-			b.Run("ratio", func(b *testing.B) {
-				var ts, tw []time.Duration
-				for b.Loop() {
-					t0 := time.Now()
-					scanFile(b, path)
-					t1 := time.Now()
-					whole()
-					ts, tw = append(ts, t1.Sub(t0)), append(tw, time.Since(t1))
-				}
-				ms, mw := median(ts), median(tw)
-				b.ReportMetric(float64(mw)/float64(ms), "whole/scan")
-				b.ReportMetric(float64(mw.Nanoseconds())/float64(size.n), "ns/record")
-				if hwm := peakRSS(); hwm > 0 {
-					b.ReportMetric(float64(hwm)/(1<<20), "peak-RSS-MB")
-				}
-			})
-		})
-	}
-}
-
-func median(d []time.Duration) time.Duration {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
-// peakRSS is the process's peak resident set (VmHWM, Linux), in bytes; 0 when unknown.
-func peakRSS() int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				return 0
-			}
-			return kb << 10
+	wholebench.Run(b, "record", writeStoreFile, func(path string, n int) {
+		if w, ref, err := evaluator.AuditWhole(ps, []evaluator.WholePart{filePart(path)}, now); err != nil || ref != nil || w.Report.Records != n {
+			b.Fatalf("refusal %+v, error %v", ref, err)
 		}
-	}
-	return 0
+	})
 }

@@ -3,18 +3,12 @@ package mutlog_test
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"io"
 	"os"
-	"path/filepath"
-	"slices"
 	"strconv"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
-
+	"github.com/scopehygiene/scope-hygiene/evaluator/internal/wholebench"
 	"github.com/scopehygiene/scope-hygiene/evaluator/mutlog"
 )
 
@@ -93,92 +87,13 @@ func logFile(path string) mutlog.PartSource {
 	return func() (io.ReadCloser, error) { return os.Open(path) }
 }
 
-// scanLog is the floor: one bare pass of jsontext's strict decoder over the file.
-func scanLog(tb testing.TB, path string) {
-	f, err := os.Open(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	d := jsontext.NewDecoder(f)
-	for {
-		if _, err := d.ReadToken(); err != nil {
-			if !errors.Is(err, io.EOF) {
-				tb.Fatal(err)
-			}
-			return
-		}
-	}
-}
-
 // BenchmarkWholeLog times the whole-log audit of one file of 10⁴, 10⁵ and 10⁶ events against the
 // floor; /ratio times both interleaved and prints whole/scan and the process's peak resident set.
 func BenchmarkWholeLog(b *testing.B) {
 	ms, _ := setup(b)
-	for _, size := range []struct {
-		name string
-		n    int
-	}{{"1e4", 10_000}, {"1e5", 100_000}, {"1e6", 1_000_000}} {
-		b.Run(size.name, func(b *testing.B) {
-			path := filepath.Join(b.TempDir(), "log.json")
-			writeLogFile(b, path, size.n)
-			parts := []mutlog.PartSource{logFile(path)}
-			whole := func() {
-				if res, ref, err := mutlog.AuditWhole(ms, parts, wholeEnd); err != nil || ref != nil || res.Report.Events != size.n {
-					b.Fatalf("refusal %+v, error %v", ref, err)
-				}
-			}
-			b.Run("scan", func(b *testing.B) {
-				for b.Loop() {
-					scanLog(b, path)
-				}
-			})
-			b.Run("whole", func(b *testing.B) {
-				for b.Loop() {
-					whole()
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(size.n), "ns/event")
-			})
-			b.Run("ratio", func(b *testing.B) {
-				var ts, tw []time.Duration
-				for b.Loop() {
-					t0 := time.Now()
-					scanLog(b, path)
-					t1 := time.Now()
-					whole()
-					ts, tw = append(ts, t1.Sub(t0)), append(tw, time.Since(t1))
-				}
-				ms, mw := medianOf(ts), medianOf(tw)
-				b.ReportMetric(float64(mw)/float64(ms), "whole/scan")
-				b.ReportMetric(float64(mw.Nanoseconds())/float64(size.n), "ns/event")
-				if hwm := peakRSS(); hwm > 0 {
-					b.ReportMetric(float64(hwm)/(1<<20), "peak-RSS-MB")
-				}
-			})
-		})
-	}
-}
-
-func medianOf(d []time.Duration) time.Duration {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
-// peakRSS is the process's peak resident set (VmHWM, Linux), in bytes; 0 when unknown.
-func peakRSS() int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				return 0
-			}
-			return kb << 10
+	wholebench.Run(b, "event", writeLogFile, func(path string, n int) {
+		if res, ref, err := mutlog.AuditWhole(ms, []mutlog.PartSource{logFile(path)}, wholeEnd); err != nil || ref != nil || res.Report.Events != n {
+			b.Fatalf("refusal %+v, error %v", ref, err)
 		}
-	}
-	return 0
+	})
 }

@@ -30,22 +30,7 @@ func wholeLogMode(id string) string {
 // wholeLogCertification is the sentence of the criteria's scope text that says a report is never
 // a certification ("" when it has none): the criteria's own words, not this tool's.
 func wholeLogCertification(c *rules.MutLogCriteria) string {
-	t := c.Texts["scope_text"]
-	at := strings.Index(t, "certification")
-	if at < 0 {
-		return ""
-	}
-	start := strings.LastIndex(t[:at], ". ")
-	if start < 0 {
-		start = 0
-	} else {
-		start += 2
-	}
-	end := strings.Index(t[at:], ". ")
-	if end < 0 {
-		return t[start:]
-	}
-	return t[start : at+end+1]
+	return rules.SentenceWith(c.Texts["scope_text"], "certification")
 }
 
 // wholeLogNotice is the line every output of the check opens and closes with.
