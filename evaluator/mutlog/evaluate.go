@@ -99,20 +99,28 @@ func prepare(ms *rules.MutLogSet, body []byte, opts Options, factsOnly bool) (*s
 			f.Reassigns++
 		}
 	}
-	la := &rules.LogActivation{Log: f, Obs: opts.Observer}
-	dna, err := ms.DoesNotApply(la)
-	if err != nil {
+	if err := st.decideGates(&rules.LogActivation{Log: f, Obs: opts.Observer}); err != nil {
 		return nil, nil, err
+	}
+	return st, nil, nil
+}
+
+// decideGates decides, over the log's facts, whether the rules apply (the does_not_apply gate)
+// and which gate holds for each factor.
+func (st *state) decideGates(la *rules.LogActivation) error {
+	dna, err := st.ms.DoesNotApply(la)
+	if err != nil {
+		return err
 	}
 	st.dna = dna
 	for _, name := range rules.MutLogFactors {
-		g, err := ms.Gate(name, la)
+		g, err := st.ms.Gate(name, la)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		st.gates[name] = g
 	}
-	return st, nil, nil
+	return nil
 }
 
 // eventFacts are the CEL facts of one event.

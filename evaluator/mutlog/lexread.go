@@ -270,18 +270,28 @@ func (x *lexer) readKey() (k pendingKey, ok bool) {
 	return k, ok && named && scoped
 }
 
-// readPrincipals reads the principals table (FE-R-8); the grants' dimensions are checked later.
-func (x *lexer) readPrincipals(l *log) bool {
+// optionalArray starts reading a member that may be null or an array: a null is consumed (list
+// false, ok true), an array is opened (list true); any other kind is not read (ok false).
+func (x *lexer) optionalArray() (list, ok bool) {
 	r := &x.r
 	switch r.Peek() {
 	case jsonlex.Null:
 		r.Null()
-		return true
+		return false, true
 	case jsonlex.Array:
-	default:
-		return false
+		r.Array()
+		return true, true
 	}
-	for r.Array(); r.More(); {
+	return false, false
+}
+
+// readPrincipals reads the principals table (FE-R-8); the grants' dimensions are checked later.
+func (x *lexer) readPrincipals(l *log) bool {
+	r := &x.r
+	if list, ok := x.optionalArray(); !list {
+		return ok
+	}
+	for r.More() {
 		if r.Peek() != jsonlex.Object {
 			return false
 		}
@@ -318,15 +328,10 @@ func (x *lexer) readPrincipals(l *log) bool {
 
 func (x *lexer) readGrants() bool {
 	r := &x.r
-	switch r.Peek() {
-	case jsonlex.Null:
-		r.Null()
-		return true
-	case jsonlex.Array:
-	default:
-		return false
+	if list, ok := x.optionalArray(); !list {
+		return ok
 	}
-	for r.Array(); r.More(); {
+	for r.More() {
 		lo, hi, ok := x.readScope()
 		if !ok {
 			return false
@@ -338,17 +343,12 @@ func (x *lexer) readGrants() bool {
 
 func (x *lexer) readSnapshot(ms *rules.MutLogSet, l *log) bool {
 	r := &x.r
-	switch r.Peek() {
-	case jsonlex.Null:
-		r.Null()
-		return true
-	case jsonlex.Array:
-	default:
-		return false
+	if list, ok := x.optionalArray(); !list {
+		return ok
 	}
 	l.hasSnap = true
 	l.snapshot = make([]snapEntry, 0, 16)
-	for r.Array(); r.More(); {
+	for r.More() {
 		if r.Peek() != jsonlex.Object || len(l.snapshot) == ms.Criteria().Caps.SnapshotEntries {
 			return false
 		}

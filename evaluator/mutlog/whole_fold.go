@@ -237,18 +237,8 @@ func (f *fold) finish(w *wholeRead, checkEnd time.Time) (*Report, *WholeRefusal,
 	for _, d := range f.gl.declared {
 		d.Set(fa)
 	}
-	la := &rules.LogActivation{Log: fa}
-	dna, err := ms.DoesNotApply(la)
-	if err != nil {
+	if err := st.decideGates(&rules.LogActivation{Log: fa}); err != nil {
 		return nil, nil, err
-	}
-	st.dna = dna
-	for _, name := range rules.MutLogFactors {
-		g, err := ms.Gate(name, la)
-		if err != nil {
-			return nil, nil, err
-		}
-		st.gates[name] = g
 	}
 	rep := st.newReport()
 	rep.Events = f.events

@@ -105,23 +105,32 @@ func writeWholeRefusal(c *rules.Criteria, ref *evaluator.WholeRefusal, asJSON bo
 	fmt.Fprintf(stdout, "%s\n\npart %s: %s\n\n%s\n", notice, ref.Part, renderRefusal(ref.Refusal), notice)
 }
 
+// writePartsTable writes the parts of a whole check as a table of what each holds (unit: records
+// or events), after a line that says how they were read together (how) and their total.
+func writePartsTable(b *strings.Builder, how, unit string, names []string, counts []int) {
+	total, width := 0, len("part")
+	for i, n := range names {
+		total += counts[i]
+		width = max(width, len(n))
+	}
+	fmt.Fprintf(b, "%d part(s) %s, %d %s:\n", len(names), how, total, unit)
+	fmt.Fprintf(b, "  %-*s  %s\n", width, "part", unit)
+	for i, n := range names {
+		fmt.Fprintf(b, "  %-*s  %d\n", width, n, counts[i])
+	}
+	b.WriteString("\n")
+}
+
 // renderWhole is the terminal form of a whole-store check: the notice, the parts as a table, the
 // report as `rules audit` prints one, and the notice again.
 func renderWhole(w *evaluator.WholeReport) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n\n", w.Closing)
-	total := 0
-	width := len("part")
-	for _, p := range w.Parts {
-		total += p.Records
-		width = max(width, len(p.Name))
+	names, counts := make([]string, len(w.Parts)), make([]int, len(w.Parts))
+	for i, p := range w.Parts {
+		names[i], counts[i] = p.Name, p.Records
 	}
-	fmt.Fprintf(&b, "%d part(s) analysed as one export, %d records:\n", len(w.Parts), total)
-	fmt.Fprintf(&b, "  %-*s  %s\n", width, "part", "records")
-	for _, p := range w.Parts {
-		fmt.Fprintf(&b, "  %-*s  %d\n", width, p.Name, p.Records)
-	}
-	b.WriteString("\n")
+	writePartsTable(&b, "analysed as one export", "records", names, counts)
 	b.WriteString(renderReport(w.Report))
 	fmt.Fprintf(&b, "\n%s\n", w.Closing)
 	return b.String()

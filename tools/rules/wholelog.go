@@ -112,17 +112,11 @@ func renderWholeLog(w *wholeLogJSON, parts []part) string {
 		fmt.Fprintf(&b, "\n%s\n", w.Closing)
 		return b.String()
 	}
-	total, width := 0, len("part")
-	for _, p := range w.Parts {
-		total += p.Events
-		width = max(width, len(p.Name))
+	names, counts := make([]string, len(w.Parts)), make([]int, len(w.Parts))
+	for i, p := range w.Parts {
+		names[i], counts[i] = p.Name, p.Events
 	}
-	fmt.Fprintf(&b, "%d part(s) replayed as one log, %d events:\n", len(w.Parts), total)
-	fmt.Fprintf(&b, "  %-*s  %s\n", width, "part", "events")
-	for _, p := range w.Parts {
-		fmt.Fprintf(&b, "  %-*s  %d\n", width, p.Name, p.Events)
-	}
-	b.WriteString("\n")
+	writePartsTable(&b, "replayed as one log", "events", names, counts)
 	b.WriteString(renderMutLogReport(w.Report))
 	fmt.Fprintf(&b, "\n%s\n", w.Closing)
 	return b.String()
