@@ -14,9 +14,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
-	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsonstr"
 )
 
 // Kind is what the next value is, by its first byte.
@@ -319,55 +320,14 @@ func skipPlain(s string, j int) int {
 
 // escaped reads the rest of a string that has an escape at j.
 func (r *Reader) escaped(start, j int) string {
-	b := append(r.buf[:0], r.src[start:j]...)
-	defer func() { r.buf = b[:0] }()
-	for j < len(r.src) {
-		c := r.src[j]
-		switch {
-		case c == '"':
-			r.i = j + 1
-			return r.keep(b)
-		case c < 0x20:
-			r.fail()
-			return ""
-		case c != '\\':
-			b = append(b, c)
-			j++
-			continue
-		}
-		if j+1 >= len(r.src) {
-			break
-		}
-		switch e := r.src[j+1]; e {
-		case '"', '\\', '/':
-			b = append(b, e)
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
-		case 'u':
-			c, n, ok := r.unicode(j)
-			if !ok {
-				r.fail()
-				return ""
-			}
-			b = utf8.AppendRune(b, c)
-			j += n
-			continue
-		default:
-			r.fail()
-			return ""
-		}
-		j += 2
+	b, next, ok := jsonstr.Unescape(append(r.buf[:0], r.src[start:j]...), r.src, j)
+	r.buf = b[:0]
+	if !ok {
+		r.fail()
+		return ""
 	}
-	r.fail()
-	return ""
+	r.i = next
+	return r.keep(b)
 }
 
 // keep copies an unescaped string into the arena.
@@ -381,47 +341,6 @@ func (r *Reader) keep(b []byte) string {
 	at := len(r.arena)
 	r.arena = append(r.arena, b...)
 	return unsafe.String(&r.arena[at], len(b))
-}
-
-// unicode reads a \u escape at j, with the low half of a surrogate pair after it: the character
-// and how many bytes it took. A lone surrogate is refused.
-func (r *Reader) unicode(j int) (rune, int, bool) {
-	c, ok := hex4(r.src, j+2)
-	if !ok {
-		return 0, 0, false
-	}
-	if !utf16.IsSurrogate(c) {
-		return c, 6, true
-	}
-	if c >= 0xDC00 || j+7 >= len(r.src) || r.src[j+6] != '\\' || r.src[j+7] != 'u' {
-		return 0, 0, false
-	}
-	lo, ok := hex4(r.src, j+8)
-	if !ok || lo < 0xDC00 || lo > 0xDFFF {
-		return 0, 0, false
-	}
-	return utf16.DecodeRune(c, lo), 12, true
-}
-
-// hex4 reads four hex digits at s[i:].
-func hex4(s string, i int) (rune, bool) {
-	if i+4 > len(s) {
-		return 0, false
-	}
-	var c rune
-	for k := i; k < i+4; k++ {
-		switch d := s[k]; {
-		case '0' <= d && d <= '9':
-			c = c<<4 | rune(d-'0')
-		case 'a' <= d && d <= 'f':
-			c = c<<4 | rune(d-'a'+10)
-		case 'A' <= d && d <= 'F':
-			c = c<<4 | rune(d-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return c, true
 }
 
 // open consumes the opening byte of a container one level deeper than the open ones.

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"strings"
 	"sync"
-	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsonstr"
 )
 
 // ErrNotJSON is the single, static outcome of any body that is not strict JSON. A decoder's own
@@ -196,86 +197,13 @@ func (p *parser) str() (string, bool) {
 
 // escaped reads the rest of a string that has an escape at j.
 func (p *parser) escaped(start, j int) (string, bool) {
-	b := append(p.buf[:0], p.src[start:j]...)
-	defer func() { p.buf = b[:0] }()
-	for j < len(p.src) {
-		c := p.src[j]
-		switch {
-		case c == '"':
-			p.i = j + 1
-			return string(b), true
-		case c < 0x20:
-			return "", false
-		case c != '\\':
-			b = append(b, c)
-			j++
-			continue
-		}
-		if j+1 >= len(p.src) {
-			return "", false
-		}
-		switch e := p.src[j+1]; e {
-		case '"', '\\', '/':
-			b = append(b, e)
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
-		case 'u':
-			r, ok := hex4(p.src, j+2)
-			if !ok {
-				return "", false
-			}
-			j += 6
-			switch {
-			case utf16.IsSurrogate(r):
-				// A high surrogate must be followed by an escaped low one (no lone surrogate).
-				if r >= 0xDC00 || j+1 >= len(p.src) || p.src[j] != '\\' || p.src[j+1] != 'u' {
-					return "", false
-				}
-				lo, ok := hex4(p.src, j+2)
-				if !ok || lo < 0xDC00 || lo > 0xDFFF {
-					return "", false
-				}
-				j += 6
-				b = utf8.AppendRune(b, utf16.DecodeRune(r, lo))
-			default:
-				b = utf8.AppendRune(b, r)
-			}
-			continue
-		default:
-			return "", false
-		}
-		j += 2
+	b, next, ok := jsonstr.Unescape(append(p.buf[:0], p.src[start:j]...), p.src, j)
+	p.buf = b[:0]
+	if !ok {
+		return "", false
 	}
-	return "", false
-}
-
-// hex4 reads four hex digits at s[i:].
-func hex4(s string, i int) (rune, bool) {
-	if i+4 > len(s) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range []byte(s[i : i+4]) {
-		switch {
-		case '0' <= c && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case 'a' <= c && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case 'A' <= c && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
+	p.i = next
+	return string(b), true
 }
 
 func (p *parser) array(level int) (Value, bool) {
