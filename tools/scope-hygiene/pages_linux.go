@@ -42,7 +42,8 @@ func dropStartPages() error {
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(exe)
+	// The file this process runs, even when a deploy has replaced the path since.
+	f, err := os.Open("/proc/self/exe")
 	if err != nil {
 		return err
 	}
