@@ -1,13 +1,80 @@
 // Package jsonstr decodes the escapes of a JSON string's body, under the strictness both of the
 // engines' readers apply (evaluator/internal/jsontree and evaluator/internal/jsonlex): RFC 8259
 // escapes only, no control character, and no escape that decodes to a lone surrogate. Both
-// readers find the plain run of a string themselves and call it at the first escape.
+// readers find the plain run of a string with Plain and call Unescape (or Skip, when they do not
+// want the value) at the first escape, and check member names for duplicates by Fingerprint.
 package jsonstr
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
+
+// Masks for Plain's eight bytes at a time.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// below has the high bit of each byte of w that is below n (n at most 0x80), and possibly of
+// bytes above the lowest such byte (a borrow runs upward), never of one below it: its lowest set
+// bit is exact.
+func below(w uint64, n byte) uint64 { return (w - ones*uint64(n)) &^ w & highs }
+
+// Plain returns the index of the first byte of s at or after j that a string's body may not hold
+// as it is (a quote, a backslash or a control character), or len(s). Bodies are short and plain
+// in the exports the readers see, so it reads eight bytes at a time and finds the byte in the
+// first word that has one from its lowest flagged bit, with no byte loop except within the last
+// eight bytes of s. It does not check UTF-8: both readers check the whole text first.
+func Plain(s string, j int) int {
+	for j+8 <= len(s) {
+		w := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[j:]), 8))
+		if m := below(w, 0x20) | below(w^(ones*'"'), 1) | below(w^(ones*'\\'), 1); m != 0 {
+			return j + bits.TrailingZeros64(m)>>3
+		}
+		j += 8
+	}
+	for j < len(s) {
+		if c := s[j]; c < 0x20 || c == '"' || c == '\\' {
+			return j
+		}
+		j++
+	}
+	return j
+}
+
+// Skip is Unescape for a reader that does not want the value: it checks the rest of the string
+// from j (at or before its first escape) under the same rules, builds nothing, and returns the
+// index just after the closing quote.
+func Skip(src string, j int) (next int, ok bool) {
+	for {
+		j = Plain(src, j)
+		if j >= len(src) || src[j] < 0x20 {
+			return 0, false
+		}
+		if src[j] == '"' {
+			return j + 1, true
+		}
+		if j+1 >= len(src) {
+			return 0, false
+		}
+		switch src[j+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			j += 2
+		case 'u':
+			_, n, ok := unicode(src, j)
+			if !ok {
+				return 0, false
+			}
+			j += n
+		default:
+			return 0, false
+		}
+	}
+}
 
 // Unescape appends to b the body of the string in src from j (at or before its first escape) up
 // to its closing quote, with its escapes decoded. It returns the bytes and the index just after
@@ -15,16 +82,16 @@ import (
 // or a string that does not end.
 func Unescape(b []byte, src string, j int) (out []byte, next int, ok bool) {
 	for j < len(src) {
-		c := src[j]
-		switch {
+		k := Plain(src, j)
+		b = append(b, src[j:k]...)
+		if j = k; j >= len(src) {
+			break
+		}
+		switch c := src[j]; {
 		case c == '"':
 			return b, j + 1, true
 		case c < 0x20:
 			return b, 0, false
-		case c != '\\':
-			b = append(b, c)
-			j++
-			continue
 		}
 		if j+1 >= len(src) {
 			return b, 0, false
@@ -97,4 +164,23 @@ func hex4(s string, i int) (rune, bool) {
 		}
 	}
 	return c, true
+}
+
+// Fingerprint is a summary of a member name for the readers' duplicate-name check: equal names
+// have equal fingerprints, so a name is compared in full only with the names whose fingerprint is
+// its own. It reads the first and last eight bytes and the length; a name shorter than eight
+// bytes is its own fingerprint, exactly.
+func Fingerprint(s string) uint64 {
+	n := len(s)
+	if n >= 8 {
+		p := unsafe.StringData(s)
+		first := binary.LittleEndian.Uint64(unsafe.Slice(p, 8))
+		last := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[n-8:]), 8))
+		return (first ^ bits.RotateLeft64(last, 29)) + uint64(n)*0x9E3779B97F4A7C15
+	}
+	var w uint64
+	for k := 0; k < n; k++ {
+		w = w<<8 | uint64(s[k])
+	}
+	return w | uint64(n)<<56
 }
