@@ -275,7 +275,7 @@ func (r *Reader) name(i int) (string, int, bool) {
 		return "", 0, false
 	}
 	var name string
-	j := jsonstr.Plain(src, i+1)
+	j, fp := jsonstr.PlainName(src, i+1)
 	switch {
 	case j < len(src) && src[j] == '"':
 		name, i = src[i+1:j], j+1
@@ -284,10 +284,11 @@ func (r *Reader) name(i int) (string, int, bool) {
 		if name, i, ok = r.escaped(i+1, j); !ok {
 			return "", 0, false
 		}
+		fp = jsonstr.Fingerprint(name)
 	default:
 		return "", 0, false
 	}
-	if !r.unique(name) {
+	if !r.unique(name, fp) {
 		return "", 0, false
 	}
 	if i < len(src) && src[i] <= ' ' {
@@ -524,10 +525,10 @@ func (r *Reader) Member() (name string, ok bool) {
 	return name, true
 }
 
-// unique records name among the open object's names, reporting whether it was not there yet.
-func (r *Reader) unique(name string) bool {
+// unique records name, whose fingerprint is fp, among the open object's names, reporting whether
+// it was not there yet.
+func (r *Reader) unique(name string, fp uint64) bool {
 	f := &r.stack[len(r.stack)-1]
-	fp := jsonstr.Fingerprint(name)
 	own := r.names[f.names:]
 	if f.set == 0 && len(own) < dupScanMax {
 		for k := range own {

@@ -19,10 +19,20 @@ const (
 	highs = 0x8080808080808080
 )
 
-// below has the high bit of each byte of w that is below n (n at most 0x80), and possibly of
-// bytes above the lowest such byte (a borrow runs upward), never of one below it: its lowest set
-// bit is exact.
-func below(w uint64, n byte) uint64 { return (w - ones*uint64(n)) &^ w & highs }
+// special has the high bit of each byte of w that a string's body may not hold as it is (below
+// 0x20, a quote, a backslash), and possibly of bytes above the lowest such byte, never of one
+// below it: its lowest set bit is exact. It is the three tests "x has a byte below n" (x - n
+// borrows into bit 7 of such a byte, &^ x drops the bytes at 0x80 and above) of w against 0x20
+// and of w with the quote and the backslash cleared to zero against 1; the three x share bit 7
+// (0x22 and 0x5C do not touch it), so one &^ w serves all of them.
+func special(w uint64) uint64 {
+	return ((w - ones*0x20) | (w ^ ones*'"' - ones) | (w ^ ones*'\\' - ones)) &^ w & highs
+}
+
+// word is the eight bytes of s from j, little-endian (the first byte lowest).
+func word(s string, j int) uint64 {
+	return binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[j:]), 8))
+}
 
 // Plain returns the index of the first byte of s at or after j that a string's body may not hold
 // as it is (a quote, a backslash or a control character), or len(s). Bodies are short and plain
@@ -31,8 +41,7 @@ func below(w uint64, n byte) uint64 { return (w - ones*uint64(n)) &^ w & highs }
 // eight bytes of s. It does not check UTF-8: both readers check the whole text first.
 func Plain(s string, j int) int {
 	for j+8 <= len(s) {
-		w := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[j:]), 8))
-		if m := below(w, 0x20) | below(w^(ones*'"'), 1) | below(w^(ones*'\\'), 1); m != 0 {
+		if m := special(word(s, j)); m != 0 {
 			return j + bits.TrailingZeros64(m)>>3
 		}
 		j += 8
@@ -44,6 +53,27 @@ func Plain(s string, j int) int {
 		j++
 	}
 	return j
+}
+
+// PlainName is Plain for a member name: it also returns Fingerprint(s[j:end]), computed from the
+// words Plain reads, so that a name without escapes is fingerprinted without a second read.
+func PlainName(s string, j int) (end int, fp uint64) {
+	if j+8 > len(s) {
+		end = Plain(s, j)
+		return end, Fingerprint(s[j:end])
+	}
+	first := word(s, j)
+	if m := special(first); m != 0 {
+		n := bits.TrailingZeros64(m) >> 3
+		return j + n, first&(1<<(8*n)-1) | uint64(n)<<56
+	}
+	end = Plain(s, j+8)
+	return end, long(first, word(s, end-8), end-j)
+}
+
+// long is the fingerprint of a string of n bytes, at least eight, from its first and last eight.
+func long(first, last uint64, n int) uint64 {
+	return (first ^ bits.RotateLeft64(last, 29)) + uint64(n)*0x9E3779B97F4A7C15
 }
 
 // Skip is Unescape for a reader that does not want the value: it checks the rest of the string
@@ -173,13 +203,10 @@ func hex4(s string, i int) (rune, bool) {
 func Fingerprint(s string) uint64 {
 	n := len(s)
 	if n >= 8 {
-		p := unsafe.StringData(s)
-		first := binary.LittleEndian.Uint64(unsafe.Slice(p, 8))
-		last := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[n-8:]), 8))
-		return (first ^ bits.RotateLeft64(last, 29)) + uint64(n)*0x9E3779B97F4A7C15
+		return long(word(s, 0), word(s, n-8), n)
 	}
 	var w uint64
-	for k := 0; k < n; k++ {
+	for k := n - 1; k >= 0; k-- {
 		w = w<<8 | uint64(s[k])
 	}
 	return w | uint64(n)<<56

@@ -19,13 +19,16 @@ var seeds = []string{
 	`a\"b\\c\/d\be\ff\ng\rh\ti"`, "\x7f\x80\x1f\"",
 }
 
-// check holds Plain to plainRef at every start, Skip to Unescape (verdict and end) and
+// check holds Plain and PlainName to plainRef at every start (and PlainName to Fingerprint), Skip to Unescape (verdict and end) and
 // Fingerprint to equality (equal strings, equal fingerprints; short strings, the converse too).
 func check(t *testing.T, s string) {
 	t.Helper()
 	for j := 0; j <= len(s); j++ {
 		if got, want := Plain(s, j), plainRef(s, j); got != want {
 			t.Fatalf("Plain(%q, %d) = %d, want %d", s, j, got, want)
+		}
+		if end, fp := PlainName(s, j); end != plainRef(s, j) || fp != Fingerprint(s[j:end]) {
+			t.Fatalf("PlainName(%q, %d) = %d %x, want %d %x", s, j, end, fp, plainRef(s, j), Fingerprint(s[j:plainRef(s, j)]))
 		}
 		_, wantNext, wantOK := Unescape(nil, s, j)
 		next, ok := Skip(s, j)

@@ -195,6 +195,22 @@ func (p *parser) str() (string, bool) {
 	return "", false // a control character or the end of the body
 }
 
+// name reads a member name at p.i (its opening quote), as str does, and returns its fingerprint
+// (jsonstr.Fingerprint) too.
+func (p *parser) name() (string, uint64, bool) {
+	start := p.i + 1
+	j, fp := jsonstr.PlainName(p.src, start)
+	if j < len(p.src) && p.src[j] == '"' {
+		p.i = j + 1
+		return p.src[start:j], fp, true
+	}
+	if j < len(p.src) && p.src[j] == '\\' {
+		s, ok := p.escaped(start, j)
+		return s, jsonstr.Fingerprint(s), ok
+	}
+	return "", 0, false
+}
+
 // escaped reads the rest of a string that has an escape at j.
 func (p *parser) escaped(start, j int) (string, bool) {
 	b, next, ok := jsonstr.Unescape(append(p.buf[:0], p.src[start:j]...), p.src, j)
@@ -275,13 +291,12 @@ func (p *parser) object(level int) (Value, bool) {
 		if p.i >= len(p.src) || p.src[p.i] != '"' {
 			return Value{}, false
 		}
-		name, ok := p.str()
+		name, fp, ok := p.name()
 		if !ok {
 			return Value{}, false
 		}
 		// R-3, FE-R-3: no duplicate member name.
 		if n := len(p.mems) - start; n < dupScanMax {
-			fp := jsonstr.Fingerprint(name)
 			for k, f := range p.fps[fstart:] {
 				if f == fp && p.mems[start+k].Name == name {
 					return Value{}, false

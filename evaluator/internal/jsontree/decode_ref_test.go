@@ -126,7 +126,7 @@ var decodeSeeds = []string{
 	"[\u2028]", "\"\u2028\"", `"\u0000"`, `1.0e+400`, `-0.0E-0`,
 	`{"a":{"a":1,"b":2},"b":{"b":1},"a":0}`, `{"k":{"k":{"k":1}},"j":1,"k":2}`, `{"a":{"b":{}},"b":[{"a":1,"a":2}]}`,
 	`{"abcdefghij":1,"abcdefghiJ":2,"abcdefghij":3}`, `{"abcdefgh_1234567":1,"abcdefgh_7654321":2,"abcdefgh_1234567":3}`,
-	bigObject(40, `"k3":0`), bigObject(40, `"end":0`), bigObject(40, `"k39":{"k39":1},"x":{"k0":[` + bigObject(33, `"k32":1`) + `]}`),
+	bigObject(40, `"k3":0`), bigObject(40, `"end":0`), bigObject(40, `"k39":{"k39":1},"x":{"k0":[`+bigObject(33, `"k32":1`)+`]}`),
 }
 
 // bigObject is an object of n members past the duplicate scan, each holding an object, and then
