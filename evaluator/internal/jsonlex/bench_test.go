@@ -17,9 +17,10 @@ import (
 
 // The readers against the floor the engines are measured by (issue 28): a bare
 // jsontext.Decoder.ReadToken loop over the same bytes. BenchmarkReaders/<body>/lex is a Reader pass
-// that reads and checks the whole body and builds nothing (Skip), …/tree is jsontree.Decode of it,
-// and …/ratios runs the three in turn in every iteration and prints lex/scan and tree/scan of the
-// medians, so that both ratios come from one run on a shared machine.
+// that reads and checks the whole body and builds nothing (Skip), …/walk reads every value through
+// the calls an engine makes (Peek, Member, More, Str, Num, Bool, Null), …/tree is jsontree.Decode
+// of it, and …/ratios runs the four in turn in every iteration and prints lex/scan, walk/scan and
+// tree/scan of the medians, so that the ratios come from one run on a shared machine.
 
 // benchDepth is the depth cap of both rule sets (json_depth in criteria.yaml and
 // criteria/forget-envelope.yaml).
@@ -70,6 +71,41 @@ func benchLex(b *testing.B, r *Reader, body []byte) {
 	}
 }
 
+// walk reads the value at r as an engine does, value by value, keeping nothing.
+func walk(r *Reader) {
+	switch r.Peek() {
+	case Null:
+		r.Null()
+	case Bool:
+		r.Bool()
+	case String:
+		r.Str()
+	case Number:
+		r.Num()
+	case Array:
+		for r.Array(); r.More(); {
+			walk(r)
+		}
+	case Object:
+		for r.Object(); ; {
+			if _, ok := r.Member(); !ok {
+				break
+			}
+			walk(r)
+		}
+	default:
+		r.fail()
+	}
+}
+
+func benchWalk(b *testing.B, r *Reader, body []byte) {
+	r.Reset(body, benchDepth)
+	walk(r)
+	if !r.Done() {
+		b.Fatal("reader refused a max-size body")
+	}
+}
+
 func benchTree(b *testing.B, s *jsontree.Slabs, body []byte) {
 	if _, err := jsontree.Decode(body, jsontree.Options{MaxDepth: benchDepth, Owned: true}, s); err != nil {
 		b.Fatal(err)
@@ -88,6 +124,7 @@ func BenchmarkReaders(b *testing.B) {
 			}{
 				{"scan", func() { benchScan(b, in.body) }},
 				{"lex", func() { benchLex(b, &r, in.body) }},
+				{"walk", func() { benchWalk(b, &r, in.body) }},
 				{"tree", func() { benchTree(b, &s, in.body) }},
 			}
 			for _, one := range runs {
@@ -108,9 +145,10 @@ func BenchmarkReaders(b *testing.B) {
 						took[j] = append(took[j], time.Since(t0))
 					}
 				}
-				ms, ml, mt := median(took[0]), median(took[1]), median(took[2])
+				ms, ml, mw, mt := median(took[0]), median(took[1]), median(took[2]), median(took[3])
 				b.ReportMetric(float64(ms.Microseconds()), "scan-µs")
 				b.ReportMetric(float64(ml)/float64(ms), "lex/scan")
+				b.ReportMetric(float64(mw)/float64(ms), "walk/scan")
 				b.ReportMetric(float64(mt)/float64(ms), "tree/scan")
 			})
 		})

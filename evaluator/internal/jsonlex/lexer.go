@@ -275,20 +275,21 @@ func (r *Reader) name(i int) (string, int, bool) {
 		return "", 0, false
 	}
 	var name string
+	var ref nameRef
 	j, fp := jsonstr.PlainName(src, i+1)
 	switch {
 	case j < len(src) && src[j] == '"':
-		name, i = src[i+1:j], j+1
+		name, ref, i = src[i+1:j], nameRef{off: int32(i + 1), n: int32(j - i - 1), fp: fp}, j+1
 	case j < len(src) && src[j] == '\\':
 		var ok bool
 		if name, i, ok = r.escaped(i+1, j); !ok {
 			return "", 0, false
 		}
-		fp = jsonstr.Fingerprint(name)
+		ref = r.kept(name)
 	default:
 		return "", 0, false
 	}
-	if !r.unique(name, fp) {
+	if !r.unique(name, ref) {
 		return "", 0, false
 	}
 	if i < len(src) && src[i] <= ' ' {
@@ -525,18 +526,18 @@ func (r *Reader) Member() (name string, ok bool) {
 	return name, true
 }
 
-// unique records name, whose fingerprint is fp, among the open object's names, reporting whether
+// unique records name, whose reference is ref, among the open object's names, reporting whether
 // it was not there yet.
-func (r *Reader) unique(name string, fp uint64) bool {
+func (r *Reader) unique(name string, ref nameRef) bool {
 	f := &r.stack[len(r.stack)-1]
 	own := r.names[f.names:]
 	if f.set == 0 && len(own) < dupScanMax {
 		for k := range own {
-			if own[k].fp == fp && r.nameOf(own[k]) == name {
+			if own[k].fp == ref.fp && r.nameOf(own[k]) == name {
 				return false
 			}
 		}
-		r.names = append(r.names, r.ref(name, fp))
+		r.names = append(r.names, ref)
 		return true
 	}
 	if f.set == 0 {
@@ -557,17 +558,10 @@ func (r *Reader) unique(name string, fp uint64) bool {
 	return true
 }
 
-// ref is the nameRef of a name Str returned: where it is in the text, or a kept copy.
-func (r *Reader) ref(name string, fp uint64) nameRef {
-	if len(name) == 0 {
-		return nameRef{fp: fp}
-	}
-	at := uintptr(unsafe.Pointer(unsafe.StringData(name))) - uintptr(unsafe.Pointer(unsafe.StringData(r.src)))
-	if at < uintptr(len(r.src)) {
-		return nameRef{off: int32(at), n: int32(len(name)), fp: fp}
-	}
+// kept is the nameRef of a name that had escapes: its unescaped copy is kept beside the stack.
+func (r *Reader) kept(name string) nameRef {
 	r.escNames = append(r.escNames, name)
-	return nameRef{off: -int32(len(r.escNames)), n: int32(len(name)), fp: fp}
+	return nameRef{off: -int32(len(r.escNames)), n: int32(len(name)), fp: jsonstr.Fingerprint(name)}
 }
 
 func (r *Reader) nameOf(n nameRef) string {
