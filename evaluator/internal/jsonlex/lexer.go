@@ -465,36 +465,39 @@ func (r *Reader) Array() { r.open(Array, '[') }
 func (r *Reader) Object() { r.open(Object, '{') }
 
 // next reads what comes before an element or member, or the container's closing byte: it reports
-// whether one follows. The container is popped when it closes.
-func (r *Reader) next(obj bool) bool {
-	if r.failed || len(r.stack) == 0 || r.stack[len(r.stack)-1].obj != obj {
+// whether one follows, and where it starts (after the comma and the whitespace around it). The
+// container is popped when it closes.
+func (r *Reader) next(obj bool) (int, bool) {
+	n := len(r.stack)
+	if r.failed || n == 0 || r.stack[n-1].obj != obj {
 		r.fail()
-		return false
+		return 0, false
 	}
-	f := &r.stack[len(r.stack)-1]
-	closing := byte(']')
-	if obj {
-		closing = '}'
+	src, i := r.src, r.i
+	if i < len(src) && src[i] <= ' ' {
+		i = skipSpace(src, i)
 	}
-	r.space()
-	if r.i >= len(r.src) {
+	if i >= len(src) {
 		r.fail()
-		return false
+		return 0, false
 	}
-	switch c := r.src[r.i]; {
-	case c == closing:
-		r.i++
+	f := &r.stack[n-1]
+	switch c := src[i]; {
+	case c == ']' && !obj || c == '}' && obj:
+		r.i = i + 1
 		r.pop()
-		return false
+		return 0, false
 	case f.first:
 		f.first = false
-		return true
+		return i, true
 	case c == ',':
-		r.i++
-		return true
+		if i++; i < len(src) && src[i] <= ' ' {
+			i = skipSpace(src, i)
+		}
+		return i, true
 	}
 	r.fail()
-	return false
+	return 0, false
 }
 
 func (r *Reader) pop() {
@@ -508,16 +511,22 @@ func (r *Reader) pop() {
 
 // More reports whether another element of the open array follows; it reads the closing bracket
 // when none does.
-func (r *Reader) More() bool { return r.next(false) }
+func (r *Reader) More() bool {
+	i, ok := r.next(false)
+	if ok {
+		r.i = i
+	}
+	return ok
+}
 
 // Member reads the next member's name and its colon, or the closing brace of the open object
 // (ok false). A name the object already has fails the reader.
 func (r *Reader) Member() (name string, ok bool) {
-	if !r.next(true) {
+	i, ok := r.next(true)
+	if !ok {
 		return "", false
 	}
-	r.space() // next left r.i after the comma
-	name, i, ok := r.name(r.i)
+	name, i, ok = r.name(i)
 	if !ok {
 		r.fail()
 		return "", false
