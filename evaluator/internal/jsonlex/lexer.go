@@ -6,6 +6,13 @@
 // (compared after unescaping), no escape decoding to a lone surrogate, nesting at most a given
 // number of levels. The tests hold it to that decoder's verdict on arbitrary bytes.
 //
+// It is meant to cost less than the bare jsontext token scan of the same bytes, so that an engine
+// that reads through it has room for its own work (BenchmarkReaders prints the ratios): strings
+// are scanned eight bytes at a time (jsonstr.Plain), member names are checked for duplicates by
+// fingerprint, and Skip checks a whole value in one loop that builds nothing. A caller that does
+// not want a value should Skip it rather than read it: Skip does not decode escapes and makes no
+// call per token.
+//
 // A Reader never says why it failed: the first failure is sticky, every later read returns a zero
 // value, and Done reports it. The caller answers such a body with one static refusal.
 package jsonlex
