@@ -6,13 +6,19 @@
 // (compared after unescaping), no escape decoding to a lone surrogate, nesting at most a given
 // number of levels. The tests hold it to that decoder's verdict on arbitrary bytes.
 //
+// It is meant to cost less than the bare jsontext token scan of the same bytes, so that an engine
+// that reads through it has room for its own work (BenchmarkReaders prints the ratios): strings
+// are scanned eight bytes at a time (jsonstr.Plain), member names are checked for duplicates by
+// fingerprint, and Skip checks a whole value in one loop that builds nothing. A caller that does
+// not want a value should Skip it rather than read it: Skip does not decode escapes and makes no
+// call per token.
+//
 // A Reader never says why it failed: the first failure is sticky, every later read returns a zero
 // value, and Done reports it. The caller answers such a body with one static refusal.
 package jsonlex
 
 import (
 	"bytes"
-	"encoding/binary"
 	"math"
 	"unicode/utf8"
 	"unsafe"
@@ -38,9 +44,9 @@ const (
 // maxLen is the longest text a Reader reads.
 const maxLen = math.MaxInt32
 
-// dupScanMax is the member count up to which a duplicate name is looked for by scanning; a larger
-// object indexes its names.
-const dupScanMax = 16
+// dupScanMax is the member count up to which a duplicate name is looked for by comparing
+// fingerprints one by one; a larger object indexes its names.
+const dupScanMax = 32
 
 // frame is one open container.
 type frame struct {
@@ -50,10 +56,14 @@ type frame struct {
 	set   int  // its index in Reader.sets plus one, once it has one (0: none)
 }
 
-// nameRef is a member name: src[off:off+n], or escNames[-off-1] when off is negative. Offsets
-// rather than strings keep the names' stack free of pointers, so that pushing and popping a name
-// costs the collector nothing.
-type nameRef struct{ off, n int32 }
+// nameRef is a member name: src[off:off+n], or escNames[-off-1] when off is negative, with its
+// fingerprint (jsonstr.Fingerprint), so that the duplicate check compares a name in full only
+// with the names that share it. Offsets rather than strings keep the names' stack free of
+// pointers, so that pushing and popping a name costs the collector nothing.
+type nameRef struct {
+	off, n int32
+	fp     uint64
+}
 
 // Reader reads one JSON text. The strings it returns alias the text unless they had escapes: the
 // caller must not change the text while it uses them. A Reader may be reused by Reset; its stacks
@@ -113,16 +123,33 @@ func (r *Reader) Failed() bool { return r.failed }
 
 func (r *Reader) fail() { r.failed = true }
 
-func (r *Reader) space() {
-	for r.i < len(r.src) {
-		switch r.src[r.i] {
-		case ' ', '\t', '\n', '\r':
-			r.i++
-		default:
-			return
-		}
+// isSpace marks the four whitespace bytes of RFC 8259.
+var isSpace = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}
+
+// skipSpace returns the index of the first byte of s at or after i that is not whitespace.
+func skipSpace(s string, i int) int {
+	for i < len(s) && isSpace[s[i]] {
+		i++
 	}
+	return i
 }
+
+// space skips the whitespace at r.i; compact text has none, which it sees from one byte.
+func (r *Reader) space() {
+	if r.i < len(r.src) && r.src[r.i] > ' ' {
+		return
+	}
+	r.i = skipSpace(r.src, r.i)
+}
+
+// kinds is the kind of value each byte starts.
+var kinds = func() (t [256]Kind) {
+	t['"'], t['{'], t['['], t['t'], t['f'], t['n'], t['-'] = String, Object, Array, Bool, Bool, Null, Number
+	for c := '0'; c <= '9'; c++ {
+		t[c] = Number
+	}
+	return t
+}()
 
 // Peek is the kind of the next value, read from its first byte.
 func (r *Reader) Peek() Kind {
@@ -133,49 +160,152 @@ func (r *Reader) Peek() Kind {
 	if r.i >= len(r.src) {
 		return Invalid
 	}
-	switch c := r.src[r.i]; {
-	case c == '"':
-		return String
-	case c == '{':
-		return Object
-	case c == '[':
-		return Array
-	case c == 't' || c == 'f':
-		return Bool
-	case c == 'n':
-		return Null
-	case c == '-' || ('0' <= c && c <= '9'):
-		return Number
-	}
-	return Invalid
+	return kinds[r.src[r.i]]
 }
 
-// Skip reads the next value, whatever it is, and discards it (its containers are checked as
-// strictly as the rest).
+// Skip reads the next value, whatever it is, and discards it. Its containers are checked as
+// strictly as the rest (duplicate names, depth, strings and numbers), in one pass with no value
+// built: an escaped string that is not a member name is checked, not decoded.
 func (r *Reader) Skip() {
-	switch r.Peek() {
-	case String:
-		r.Str()
-	case Number:
-		r.Num()
-	case Bool:
-		r.Bool()
-	case Null:
-		r.Null()
-	case Array:
-		for r.Array(); r.More(); {
-			r.Skip()
+	if r.failed {
+		return
+	}
+	if i, ok := r.skip(r.i); ok {
+		r.i = i
+		return
+	}
+	r.fail()
+}
+
+// skip reads the value at or after i (whitespace before it included) and returns where it ends.
+// Its containers are pushed on the reader's stack as it opens them and popped as they close, so
+// that the depth cap and the duplicate check are the ones Array, Object and Member apply.
+func (r *Reader) skip(i int) (int, bool) {
+	src, base := r.src, len(r.stack)
+	for {
+		// A value starts at i.
+		if i < len(src) && src[i] <= ' ' {
+			i = skipSpace(src, i)
 		}
-	case Object:
-		for r.Object(); ; {
-			if _, ok := r.Member(); !ok {
+		if i >= len(src) {
+			return 0, false
+		}
+		switch c := src[i]; c {
+		case '"':
+			j := jsonstr.Plain(src, i+1)
+			switch {
+			case j < len(src) && src[j] == '"':
+				i = j + 1
+			case j < len(src) && src[j] == '\\':
+				var ok bool
+				if i, ok = jsonstr.Skip(src, j); !ok {
+					return 0, false
+				}
+			default:
+				return 0, false
+			}
+		case '{', '[':
+			if len(r.stack) >= r.maxDepth {
+				return 0, false
+			}
+			r.stack = append(r.stack, frame{obj: c == '{', names: len(r.names)})
+			i = skipSpace(src, i+1)
+			if i < len(src) && src[i] == c+2 { // '}' is '{'+2, ']' is '['+2
+				i++
+				r.pop()
 				break
 			}
-			r.Skip()
+			if c == '{' {
+				var ok bool
+				if _, i, ok = r.name(i); !ok {
+					return 0, false
+				}
+			}
+			continue
+		case 't':
+			if len(src)-i < 4 || src[i:i+4] != "true" {
+				return 0, false
+			}
+			i += 4
+		case 'f':
+			if len(src)-i < 5 || src[i:i+5] != "false" {
+				return 0, false
+			}
+			i += 5
+		case 'n':
+			if len(src)-i < 4 || src[i:i+4] != "null" {
+				return 0, false
+			}
+			i += 4
+		default:
+			var ok bool
+			if i, ok = number(src, i); !ok {
+				return 0, false
+			}
 		}
-	default:
-		r.fail()
+		// A value ended at i: what follows it in its container, until one has a next value.
+		for {
+			if len(r.stack) == base {
+				return i, true
+			}
+			if i < len(src) && src[i] <= ' ' {
+				i = skipSpace(src, i)
+			}
+			if i >= len(src) {
+				return 0, false
+			}
+			obj := r.stack[len(r.stack)-1].obj
+			if c := src[i]; c == ',' {
+				i++
+				if obj {
+					var ok bool
+					if _, i, ok = r.name(skipSpace(src, i)); !ok {
+						return 0, false
+					}
+				}
+				break
+			} else if c == ']' && !obj || c == '}' && obj {
+				i++
+				r.pop()
+				continue
+			}
+			return 0, false
+		}
 	}
+}
+
+// name reads the member name at i, checks that the open object does not have it yet, and reads
+// the colon after it: it returns the name and where the member's value may start.
+func (r *Reader) name(i int) (string, int, bool) {
+	src := r.src
+	if i >= len(src) || src[i] != '"' {
+		return "", 0, false
+	}
+	var name string
+	var ref nameRef
+	j, fp := jsonstr.PlainName(src, i+1)
+	switch {
+	case j < len(src) && src[j] == '"':
+		name, ref, i = src[i+1:j], nameRef{off: int32(i + 1), n: int32(j - i - 1), fp: fp}, j+1
+	case j < len(src) && src[j] == '\\':
+		var ok bool
+		if name, i, ok = r.escaped(i+1, j); !ok {
+			return "", 0, false
+		}
+		ref = r.kept(name)
+	default:
+		return "", 0, false
+	}
+	if !r.unique(name, ref) {
+		return "", 0, false
+	}
+	if i < len(src) && src[i] <= ' ' {
+		i = skipSpace(src, i)
+	}
+	if i >= len(src) || src[i] != ':' {
+		return "", 0, false
+	}
+	return name, i + 1, true
 }
 
 func (r *Reader) literal(word string) {
@@ -209,13 +339,47 @@ func (r *Reader) Bool() bool {
 	return false
 }
 
-func (r *Reader) digits() int {
-	n := 0
-	for r.i < len(r.src) && '0' <= r.src[r.i] && r.src[r.i] <= '9' {
-		r.i++
-		n++
+// digits returns the index of the first byte of s at or after i that is not a digit.
+func digits(s string, i int) int {
+	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+		i++
 	}
-	return n
+	return i
+}
+
+// number reads the number at s[i:], -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, and returns
+// where it ends.
+func number(s string, i int) (int, bool) {
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	switch j := digits(s, i); {
+	case i < len(s) && s[i] == '0':
+		i++
+	case j == i:
+		return 0, false
+	default:
+		i = j
+	}
+	if i < len(s) && s[i] == '.' {
+		j := digits(s, i+1)
+		if j == i+1 {
+			return 0, false
+		}
+		i = j
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		j := digits(s, i)
+		if j == i {
+			return 0, false
+		}
+		i = j
+	}
+	return i, true
 }
 
 // Num reads a number, -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, and returns its literal.
@@ -225,44 +389,14 @@ func (r *Reader) Num() string {
 		return ""
 	}
 	start := r.i
-	if r.src[r.i] == '-' {
-		r.i++
-	}
-	switch {
-	case r.i < len(r.src) && r.src[r.i] == '0':
-		r.i++
-	case r.digits() == 0:
+	end, ok := number(r.src, start)
+	if !ok {
 		r.fail()
 		return ""
 	}
-	if r.i < len(r.src) && r.src[r.i] == '.' {
-		r.i++
-		if r.digits() == 0 {
-			r.fail()
-			return ""
-		}
-	}
-	if r.i < len(r.src) && (r.src[r.i] == 'e' || r.src[r.i] == 'E') {
-		r.i++
-		if r.i < len(r.src) && (r.src[r.i] == '+' || r.src[r.i] == '-') {
-			r.i++
-		}
-		if r.digits() == 0 {
-			r.fail()
-			return ""
-		}
-	}
-	return r.src[start:r.i]
+	r.i = end
+	return r.src[start:end]
 }
-
-// plain marks the bytes a string's body may hold as they are: not the quote, not the backslash,
-// not a control character.
-var plain = func() (t [256]bool) {
-	for c := 0x20; c < 256; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
 
 // Str reads a string and returns its value: a part of the text when it has no escape, else a
 // string of its own.
@@ -281,53 +415,30 @@ func (r *Reader) Str() string {
 // str reads the string whose opening quote is at r.i.
 func (r *Reader) str() string {
 	start := r.i + 1
-	j := skipPlain(r.src, start)
+	j := jsonstr.Plain(r.src, start)
 	if j < len(r.src) && r.src[j] == '"' {
 		r.i = j + 1
 		return r.src[start:j]
 	}
 	if j < len(r.src) && r.src[j] == '\\' {
-		return r.escaped(start, j)
+		s, next, ok := r.escaped(start, j)
+		if ok {
+			r.i = next
+			return s
+		}
 	}
-	r.fail() // a control character or the end of the text
+	r.fail() // a control character, a bad escape or the end of the text
 	return ""
 }
 
-// Masks for skipPlain's eight bytes at a time.
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
-// hasByteBelow reports whether a byte of w is below n (n at most 0x80); a false report of one is
-// possible only above a true one, which the byte loop after it finds.
-func hasByteBelow(w uint64, n byte) bool { return (w-ones*uint64(n))&^w&highs != 0 }
-
-// skipPlain returns the index of the first byte of s at or after j that a string's body may not
-// hold as it is, or len(s): eight bytes at a time while none of them is one.
-func skipPlain(s string, j int) int {
-	for ; j+8 <= len(s); j += 8 {
-		w := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[j:]), 8))
-		if hasByteBelow(w, 0x20) || hasByteBelow(w^(ones*'"'), 1) || hasByteBelow(w^(ones*'\\'), 1) {
-			break
-		}
-	}
-	for j < len(s) && plain[s[j]] {
-		j++
-	}
-	return j
-}
-
-// escaped reads the rest of a string that has an escape at j.
-func (r *Reader) escaped(start, j int) string {
+// escaped reads the rest of a string that has an escape at j: its value and where it ends.
+func (r *Reader) escaped(start, j int) (string, int, bool) {
 	b, next, ok := jsonstr.Unescape(append(r.buf[:0], r.src[start:j]...), r.src, j)
 	r.buf = b[:0]
 	if !ok {
-		r.fail()
-		return ""
+		return "", 0, false
 	}
-	r.i = next
-	return r.keep(b)
+	return r.keep(b), next, true
 }
 
 // keep copies an unescaped string into the arena.
@@ -361,36 +472,39 @@ func (r *Reader) Array() { r.open(Array, '[') }
 func (r *Reader) Object() { r.open(Object, '{') }
 
 // next reads what comes before an element or member, or the container's closing byte: it reports
-// whether one follows. The container is popped when it closes.
-func (r *Reader) next(obj bool) bool {
-	if r.failed || len(r.stack) == 0 || r.stack[len(r.stack)-1].obj != obj {
+// whether one follows, and where it starts (after the comma and the whitespace around it). The
+// container is popped when it closes.
+func (r *Reader) next(obj bool) (int, bool) {
+	n := len(r.stack)
+	if r.failed || n == 0 || r.stack[n-1].obj != obj {
 		r.fail()
-		return false
+		return 0, false
 	}
-	f := &r.stack[len(r.stack)-1]
-	closing := byte(']')
-	if obj {
-		closing = '}'
+	src, i := r.src, r.i
+	if i < len(src) && src[i] <= ' ' {
+		i = skipSpace(src, i)
 	}
-	r.space()
-	if r.i >= len(r.src) {
+	if i >= len(src) {
 		r.fail()
-		return false
+		return 0, false
 	}
-	switch c := r.src[r.i]; {
-	case c == closing:
-		r.i++
+	f := &r.stack[n-1]
+	switch c := src[i]; {
+	case c == ']' && !obj || c == '}' && obj:
+		r.i = i + 1
 		r.pop()
-		return false
+		return 0, false
 	case f.first:
 		f.first = false
-		return true
+		return i, true
 	case c == ',':
-		r.i++
-		return true
+		if i++; i < len(src) && src[i] <= ' ' {
+			i = skipSpace(src, i)
+		}
+		return i, true
 	}
 	r.fail()
-	return false
+	return 0, false
 }
 
 func (r *Reader) pop() {
@@ -404,44 +518,42 @@ func (r *Reader) pop() {
 
 // More reports whether another element of the open array follows; it reads the closing bracket
 // when none does.
-func (r *Reader) More() bool { return r.next(false) }
+func (r *Reader) More() bool {
+	i, ok := r.next(false)
+	if ok {
+		r.i = i
+	}
+	return ok
+}
 
 // Member reads the next member's name and its colon, or the closing brace of the open object
 // (ok false). A name the object already has fails the reader.
 func (r *Reader) Member() (name string, ok bool) {
-	if !r.next(true) {
+	i, ok := r.next(true)
+	if !ok {
 		return "", false
 	}
-	r.space() // next left r.i after the comma
-	if r.i >= len(r.src) || r.src[r.i] != '"' {
+	name, i, ok = r.name(i)
+	if !ok {
 		r.fail()
 		return "", false
 	}
-	name = r.str()
-	if r.failed || !r.unique(name) {
-		r.fail()
-		return "", false
-	}
-	r.space()
-	if r.i >= len(r.src) || r.src[r.i] != ':' {
-		r.fail()
-		return "", false
-	}
-	r.i++
+	r.i = i
 	return name, true
 }
 
-// unique records name among the open object's names, reporting whether it was not there yet.
-func (r *Reader) unique(name string) bool {
+// unique records name, whose reference is ref, among the open object's names, reporting whether
+// it was not there yet.
+func (r *Reader) unique(name string, ref nameRef) bool {
 	f := &r.stack[len(r.stack)-1]
 	own := r.names[f.names:]
 	if f.set == 0 && len(own) < dupScanMax {
-		for _, n := range own {
-			if int(n.n) == len(name) && r.nameOf(n) == name {
+		for k := range own {
+			if own[k].fp == ref.fp && r.nameOf(own[k]) == name {
 				return false
 			}
 		}
-		r.names = append(r.names, r.ref(name))
+		r.names = append(r.names, ref)
 		return true
 	}
 	if f.set == 0 {
@@ -462,17 +574,10 @@ func (r *Reader) unique(name string) bool {
 	return true
 }
 
-// ref is the nameRef of a name Str returned: where it is in the text, or a kept copy.
-func (r *Reader) ref(name string) nameRef {
-	if len(name) == 0 {
-		return nameRef{}
-	}
-	at := uintptr(unsafe.Pointer(unsafe.StringData(name))) - uintptr(unsafe.Pointer(unsafe.StringData(r.src)))
-	if at < uintptr(len(r.src)) {
-		return nameRef{off: int32(at), n: int32(len(name))}
-	}
+// kept is the nameRef of a name that had escapes: its unescaped copy is kept beside the stack.
+func (r *Reader) kept(name string) nameRef {
 	r.escNames = append(r.escNames, name)
-	return nameRef{off: -int32(len(r.escNames)), n: int32(len(name))}
+	return nameRef{off: -int32(len(r.escNames)), n: int32(len(name)), fp: jsonstr.Fingerprint(name)}
 }
 
 func (r *Reader) nameOf(n nameRef) string {

@@ -66,6 +66,7 @@ type parser struct {
 	s        *Slabs // where the tree's arrays and objects are cut from
 	vals     []Value
 	mems     []Member
+	fps      []uint64 // the fingerprints of the open objects' first dupScanMax member names, a stack as mems is
 	buf      []byte
 }
 
@@ -74,7 +75,7 @@ var parsers = sync.Pool{New: func() any { return &parser{} }}
 func (p *parser) release() {
 	clear(p.vals[:cap(p.vals)])
 	clear(p.mems[:cap(p.mems)])
-	p.vals, p.mems, p.src, p.s = p.vals[:0], p.mems[:0], "", nil
+	p.vals, p.mems, p.fps, p.src, p.s = p.vals[:0], p.mems[:0], p.fps[:0], "", nil
 	parsers.Put(p)
 }
 
@@ -83,19 +84,21 @@ func (p *parser) release() {
 func ScratchBytes() int {
 	p := parsers.Get().(*parser)
 	defer parsers.Put(p)
-	return cap(p.vals)*int(unsafe.Sizeof(Value{})) + cap(p.mems)*int(unsafe.Sizeof(Member{})) + cap(p.buf)
+	return cap(p.vals)*int(unsafe.Sizeof(Value{})) + cap(p.mems)*int(unsafe.Sizeof(Member{})) + 8*cap(p.fps) + cap(p.buf)
 }
 
+// space skips the whitespace at p.i; compact text has none, which it sees from one byte.
 func (p *parser) space() {
-	for p.i < len(p.src) {
-		switch p.src[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
+	if p.i < len(p.src) && p.src[p.i] > ' ' {
+		return
+	}
+	for p.i < len(p.src) && isSpace[p.src[p.i]] {
+		p.i++
 	}
 }
+
+// isSpace marks the four whitespace bytes of RFC 8259.
+var isSpace = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}
 
 // literal consumes word (true, false, null).
 func (p *parser) literal(word string) bool {
@@ -181,18 +184,31 @@ func (p *parser) number() bool {
 // str reads a string at p.i (its opening quote). Without escapes it is a slice of the body.
 func (p *parser) str() (string, bool) {
 	start := p.i + 1
-	for j := start; j < len(p.src); j++ {
-		switch c := p.src[j]; {
-		case c == '"':
-			p.i = j + 1
-			return p.src[start:j], true
-		case c == '\\':
-			return p.escaped(start, j)
-		case c < 0x20:
-			return "", false
-		}
+	j := jsonstr.Plain(p.src, start)
+	if j < len(p.src) && p.src[j] == '"' {
+		p.i = j + 1
+		return p.src[start:j], true
 	}
-	return "", false
+	if j < len(p.src) && p.src[j] == '\\' {
+		return p.escaped(start, j)
+	}
+	return "", false // a control character or the end of the body
+}
+
+// name reads a member name at p.i (its opening quote), as str does, and returns its fingerprint
+// (jsonstr.Fingerprint) too.
+func (p *parser) name() (string, uint64, bool) {
+	start := p.i + 1
+	j, fp := jsonstr.PlainName(p.src, start)
+	if j < len(p.src) && p.src[j] == '"' {
+		p.i = j + 1
+		return p.src[start:j], fp, true
+	}
+	if j < len(p.src) && p.src[j] == '\\' {
+		s, ok := p.escaped(start, j)
+		return s, jsonstr.Fingerprint(s), ok
+	}
+	return "", 0, false
 }
 
 // escaped reads the rest of a string that has an escape at j.
@@ -206,13 +222,12 @@ func (p *parser) escaped(start, j int) (string, bool) {
 	return string(b), true
 }
 
+// array reads an array at p.i. Its elements are gathered on the parser's stack and copied to the
+// slabs at its close; a stack entry past the length is overwritten before it is read, and the
+// pooled parser clears them all when the decode ends, so nothing is cleared per array.
 func (p *parser) array(level int) (Value, bool) {
 	p.i++ // [
 	start := len(p.vals)
-	defer func() {
-		clear(p.vals[start:])
-		p.vals = p.vals[:start]
-	}()
 	p.space()
 	if p.i < len(p.src) && p.src[p.i] == ']' {
 		p.i++
@@ -231,6 +246,7 @@ func (p *parser) array(level int) (Value, bool) {
 		if !more {
 			arr := p.s.newVals(len(p.vals) - start)
 			copy(arr, p.vals[start:])
+			p.vals = p.vals[:start]
 			return arrVal(arr), true
 		}
 	}
@@ -255,17 +271,16 @@ func (p *parser) next(closing byte) (more, ok bool) {
 	return false, false
 }
 
-// dupScanMax is the member count up to which a duplicate name is looked for by scanning; a
-// larger object indexes its names.
-const dupScanMax = 16
+// dupScanMax is the member count up to which a duplicate name is looked for by comparing
+// fingerprints one by one; a larger object indexes its names.
+const dupScanMax = 32
 
+// object reads an object at p.i, gathering its members on the parser's stack as array does its
+// elements, and the fingerprints of their names on a stack of their own (jsonstr.Fingerprint), so
+// that the duplicate check compares a name in full only with the names that share it.
 func (p *parser) object(level int) (Value, bool) {
 	p.i++ // {
-	start := len(p.mems)
-	defer func() {
-		clear(p.mems[start:])
-		p.mems = p.mems[:start]
-	}()
+	start, fstart := len(p.mems), len(p.fps)
 	var names map[string]struct{}
 	p.space()
 	if p.i < len(p.src) && p.src[p.i] == '}' {
@@ -276,17 +291,18 @@ func (p *parser) object(level int) (Value, bool) {
 		if p.i >= len(p.src) || p.src[p.i] != '"' {
 			return Value{}, false
 		}
-		name, ok := p.str()
+		name, fp, ok := p.name()
 		if !ok {
 			return Value{}, false
 		}
 		// R-3, FE-R-3: no duplicate member name.
 		if n := len(p.mems) - start; n < dupScanMax {
-			for k := start; k < len(p.mems); k++ {
-				if p.mems[k].Name == name {
+			for k, f := range p.fps[fstart:] {
+				if f == fp && p.mems[start+k].Name == name {
 					return Value{}, false
 				}
 			}
+			p.fps = append(p.fps, fp)
 		} else {
 			if names == nil {
 				names = make(map[string]struct{}, 2*n)
@@ -317,6 +333,7 @@ func (p *parser) object(level int) (Value, bool) {
 		if !more {
 			obj := p.s.newMems(len(p.mems) - start)
 			copy(obj, p.mems[start:])
+			p.mems, p.fps = p.mems[:start], p.fps[:fstart]
 			return objVal(obj), true
 		}
 	}

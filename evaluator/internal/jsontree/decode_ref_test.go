@@ -124,6 +124,20 @@ var decodeSeeds = []string{
 	`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":0,"k11":1,"k12":2,"k13":3,"k14":4,"k15":5,"k16":6,"k17":7,"k3":8}`,
 	`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":0,"k11":1,"k12":2,"k13":3,"k14":4,"k15":5,"k16":6,"k17":7,"k18":8}`,
 	"[\u2028]", "\"\u2028\"", `"\u0000"`, `1.0e+400`, `-0.0E-0`,
+	`{"a":{"a":1,"b":2},"b":{"b":1},"a":0}`, `{"k":{"k":{"k":1}},"j":1,"k":2}`, `{"a":{"b":{}},"b":[{"a":1,"a":2}]}`,
+	`{"abcdefghij":1,"abcdefghiJ":2,"abcdefghij":3}`, `{"abcdefgh_1234567":1,"abcdefgh_7654321":2,"abcdefgh_1234567":3}`,
+	bigObject(40, `"k3":0`), bigObject(40, `"end":0`), bigObject(40, `"k39":{"k39":1},"x":{"k0":[`+bigObject(33, `"k32":1`)+`]}`),
+}
+
+// bigObject is an object of n members past the duplicate scan, each holding an object, and then
+// the members last (which may repeat a name).
+func bigObject(n int, last string) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, `"k%d":{"x":1,"y":[1,{"z":2}]},`, i)
+	}
+	return b.String() + last + "}"
 }
 
 // TestDecodeMatchesReference: Decode and the jsontext reference agree on the seeds, at a depth
