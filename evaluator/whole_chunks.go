@@ -35,3 +35,6 @@ func (c *chunked[T]) flat() []T {
 // keptChunk is how many bytes of kept records one chunk of wholeFold.kept holds before the next
 // is started.
 const keptChunk = 1 << 20
+
+// get is the list's i-th element.
+func (c *chunked[T]) get(i int) T { return c.chunks[i/chunkLen][i%chunkLen] }
