@@ -32,6 +32,7 @@ type wholeFold struct {
 	ar    arena
 	mini  []byte // the start of an export holding the header members the refusal rules read
 	b     batch
+	keys  []wholeKeys // the batch's
 	rec   record
 	ord   uint32 // the next record's ordinal, over every part
 	// recordCodes and headerCodes are the criteria's refusal rules that are not about the caps,
@@ -69,6 +70,14 @@ const (
 	indexOnly
 	evaluate
 )
+
+// wholeKeys are what the tables hold of one record of a batch: its id's and content's keys, and
+// after the content's insertion its first record and how many records have it so far.
+type wholeKeys struct {
+	id, content key128
+	hasID       bool
+	first, n    uint32
+}
 
 // keptRec is one kept record: its ordinal and its bytes in a chunk of wholeFold.kept.
 type keptRec struct {
@@ -397,23 +406,47 @@ func (f *wholeFold) flush(i int) error {
 	if failed, at := f.freeText(&top); failed {
 		st.fails.add("declared_scope_keys_invalid", b.first+at)
 	}
+	// The ids, then the content keys, go into their tables in tight loops of their own: each
+	// insertion is a likely cache miss, and a loop with nothing else in it lets the processor
+	// wait for several at once.
 	recs := top.Get("records").Arr()
+	keys := f.keys[:0]
 	for k := range recs {
-		r := &recs[k]
-		id := r.Get("id")
+		id := recs[k].Get("id")
 		if id.Kind() != jsontree.String {
+			keys = append(keys, wholeKeys{})
 			continue
 		}
-		idk := f.idx.key(id.Str())
-		if _, fresh := f.idx.ids.add(idk, b.ord+uint32(k)); !fresh {
-			st.fails.add("record_id_duplicate", b.first+k)
+		keys = append(keys, wholeKeys{id: f.idx.key(id.Str()), hasID: true})
+	}
+	for k := range keys {
+		if keys[k].hasID {
+			if _, fresh := f.idx.ids.add(keys[k].id, b.ord+uint32(k)); !fresh {
+				st.fails.add("record_id_duplicate", b.first+k)
+			}
 		}
-		if st.mode == evaluate && len(st.fails) == 0 {
-			if err := f.index(r, b.raw(k), b.ord+uint32(k), idk); err != nil {
+	}
+	if st.mode == evaluate && len(st.fails) == 0 {
+		if f.contentField != "" {
+			for k := range recs {
+				keys[k].content = f.contentKey(&recs[k])
+			}
+			for k := range keys {
+				cs, _ := f.idx.contents.add(keys[k].content, b.ord+uint32(k))
+				cs.n++
+				keys[k].first, keys[k].n = cs.ord-1, cs.n
+			}
+		}
+		for k := range recs {
+			if !keys[k].hasID {
+				continue // the part is refused (record_id_required)
+			}
+			if err := f.index(&recs[k], b.raw(k), b.ord+uint32(k), &keys[k]); err != nil {
 				return err
 			}
 		}
 	}
+	f.keys = keys
 	if len(st.fails) > 0 {
 		st.mode = indexOnly
 	}
@@ -441,17 +474,12 @@ func (f *wholeFold) contentKey(raw *jsontree.Value) key128 {
 // index adds what the cross-record decisions need of one record (its content key, its
 // supersedes targets, its pointer), notes the records read before it whose part in them this
 // changes, and evaluates it.
-func (f *wholeFold) index(raw *jsontree.Value, rawBytes []byte, ord uint32, idk key128) error {
-	idx := f.idx
-	kept := false
-	if f.contentField != "" {
-		cs, _ := idx.contents.add(f.contentKey(raw), ord)
-		cs.n++
-		if cs.n == 2 && !f.keptRead.has(cs.ord-1) {
-			f.late = append(f.late, cs.ord-1) // its first record is kept after all
-		}
-		kept = cs.n > 1
+func (f *wholeFold) index(raw *jsontree.Value, rawBytes []byte, ord uint32, ks *wholeKeys) error {
+	idx, idk := f.idx, ks.id
+	if ks.n == 2 && !f.keptRead.has(ks.first) {
+		f.late = append(f.late, ks.first) // its first record is kept after all
 	}
+	kept := ks.n > 1
 	target := func(t key128) {
 		v := idx.targets[t]
 		nv := v | 1
@@ -460,7 +488,8 @@ func (f *wholeFold) index(raw *jsontree.Value, rawBytes []byte, ord uint32, idk 
 		}
 		idx.targets[t] = nv
 		if nv&2 != 0 && v&2 == 0 {
-			if s := idx.ids.get(t); s != nil && s.ord-1 != ord {
+			// A record of the batch after this one is in the table already, not yet read.
+			if s := idx.ids.get(t); s != nil && s.ord-1 < ord {
 				f.late = append(f.late, s.ord-1) // superseded after it was read
 				f.lateSup[s.ord-1] = true
 			}
@@ -481,7 +510,7 @@ func (f *wholeFold) index(raw *jsontree.Value, rawBytes []byte, ord uint32, idk 
 		ok := idx.key(o.Str())
 		if _, had := idx.pointers[ok]; !had {
 			idx.pointers[ok] = struct{}{}
-			if s := idx.ids.get(ok); s != nil && s.ord-1 != ord && !f.keptRead.has(s.ord-1) {
+			if s := idx.ids.get(ok); s != nil && s.ord-1 < ord && !f.keptRead.has(s.ord-1) {
 				f.late = append(f.late, s.ord-1) // named by a pointer after it was read
 			}
 		}
@@ -673,8 +702,8 @@ func (f *wholeFold) settle(parts []WholePart) error {
 
 // redo takes back the contribution of the record with ordinal ord as it was read and redoes it.
 func (f *wholeFold) redo(ord uint32, raw []byte) error {
-	var s jsontree.Slabs
-	v, err := jsontree.Decode(raw, jsontree.Options{MaxDepth: f.depth}, &s)
+	f.slabs.Reset()
+	v, err := jsontree.Decode(raw, jsontree.Options{MaxDepth: f.depth}, &f.slabs)
 	if err != nil || v.Kind() != jsontree.Object {
 		return errPartChanged
 	}
