@@ -153,7 +153,7 @@ func prepass(parts []WholePart) ([]*wholeHeader, error) {
 	for i, p := range parts {
 		hdr := newWholeHeader()
 		var err error
-		buf, err = readPart(p, hdr, nil, buf)
+		buf, err = readPart(p, hdr, nil, buf, nil)
 		switch {
 		case errors.Is(err, errSyntax):
 			return known, nil
@@ -199,7 +199,7 @@ func (idx *wholeIndex) superseded(k key128) bool {
 // repeated reports whether two records or more have the content key k.
 func (idx *wholeIndex) repeated(k key128) bool {
 	s := idx.contents.get(k)
-	return s != nil && s.n > 1
+	return s != nil && s.repeated()
 }
 
 // named reports whether an origin_claim_id names the id whose key is k.

@@ -27,6 +27,8 @@ type wholeFold struct {
 	parts   []partState
 	pending *WholeRefusal // the first part's refusal, given once every part has been read
 	window  []byte        // the scanner's window, from part to part
+	size    int64         // the part's size in bytes (-1: not known)
+	sized   bool          // the tables were sized for the part
 
 	slabs jsontree.Slabs
 	ar    arena
@@ -72,7 +74,8 @@ const (
 )
 
 // wholeKeys are what the tables hold of one record of a batch: its id's and content's keys, and
-// after the content's insertion its first record and how many records have it so far.
+// after the content's insertion its first record and how many records have it so far (1, 2, or
+// 3 for more).
 type wholeKeys struct {
 	id, content key128
 	hasID       bool
@@ -161,7 +164,7 @@ func (f *wholeFold) run(parts []WholePart, known []*wholeHeader) (*WholeRefusal,
 // the first part's; any other refusal it keeps in f.pending, the first part's first.
 func (f *wholeFold) part(p WholePart, i int, known *wholeHeader) (*WholeRefusal, error) {
 	st := &f.parts[i]
-	st.fails = partFailures{}
+	st.fails, f.sized = partFailures{}, false
 	f.idx.firsts = append(f.idx.firsts, f.ord)
 	f.b.ends = f.b.ends[:0]
 	hdr := newWholeHeader()
@@ -176,7 +179,7 @@ func (f *wholeFold) part(p WholePart, i int, known *wholeHeader) (*WholeRefusal,
 		done:   func() error { return f.flush(i) },
 	}
 	var err error
-	f.window, err = readPart(p, hdr, &hooks, f.window)
+	f.window, err = readPart(p, hdr, &hooks, f.window, &f.size)
 	if errors.Is(err, errRestart) && known != nil {
 		err = nil
 	}
@@ -362,6 +365,9 @@ func (f *wholeFold) record(i int, raw []byte, at int64) error {
 	if len(f.b.ends) == 0 {
 		f.b.reset(f.mini, int(f.ord-f.idx.firsts[i]), f.ord)
 	}
+	if f.ord >= maxOrdinals {
+		return errTooManyRecords
+	}
 	f.idx.at.add(at)
 	f.idx.size.add(uint32(len(raw)))
 	f.ord++
@@ -432,9 +438,16 @@ func (f *wholeFold) flush(i int) error {
 				keys[k].content = f.contentKey(&recs[k])
 			}
 			for k := range keys {
-				cs, _ := f.idx.contents.add(keys[k].content, b.ord+uint32(k))
-				cs.n++
-				keys[k].first, keys[k].n = cs.ord-1, cs.n
+				cs, fresh := f.idx.contents.add(keys[k].content, b.ord+uint32(k))
+				keys[k].first, keys[k].n = cs.first(), 1
+				switch {
+				case fresh:
+				case cs.repeated():
+					keys[k].n = 3
+				default:
+					cs.v |= repeatedBit
+					keys[k].n = 2
+				}
 			}
 		}
 		for k := range recs {
@@ -447,10 +460,29 @@ func (f *wholeFold) flush(i int) error {
 		}
 	}
 	f.keys = keys
+	if !f.sized && f.size > 0 && len(recs) > 1 {
+		f.reserve(len(recs))
+	}
 	if len(st.fails) > 0 {
 		st.mode = indexOnly
 	}
 	return nil
+}
+
+// reserve sizes the tables once for the records the part will hold, judged from its size and the
+// mean size of the n records of its first batch, so that a part of a million records does not
+// grow them step by step.
+func (f *wholeFold) reserve(n int) {
+	f.sized = true
+	first, last := int(f.ord)-n, int(f.ord)-1
+	from, to := f.idx.at.get(first), f.idx.at.get(last)+int64(f.idx.size.get(last))
+	if to <= from {
+		return
+	}
+	left := (f.size - to) * int64(n) / (to - from)
+	want := int(f.ord) + int(min(left, int64(maxOrdinals)))
+	f.idx.ids.reserve(want)
+	f.idx.contents.reserve(want)
 }
 
 // freeText is the record-level half of declared_scope_keys_invalid, on one record.
@@ -489,9 +521,9 @@ func (f *wholeFold) index(raw *jsontree.Value, rawBytes []byte, ord uint32, ks *
 		idx.targets[t] = nv
 		if nv&2 != 0 && v&2 == 0 {
 			// A record of the batch after this one is in the table already, not yet read.
-			if s := idx.ids.get(t); s != nil && s.ord-1 < ord {
-				f.late = append(f.late, s.ord-1) // superseded after it was read
-				f.lateSup[s.ord-1] = true
+			if s := idx.ids.get(t); s != nil && s.first() < ord {
+				f.late = append(f.late, s.first()) // superseded after it was read
+				f.lateSup[s.first()] = true
 			}
 		}
 	}
@@ -510,8 +542,8 @@ func (f *wholeFold) index(raw *jsontree.Value, rawBytes []byte, ord uint32, ks *
 		ok := idx.key(o.Str())
 		if _, had := idx.pointers[ok]; !had {
 			idx.pointers[ok] = struct{}{}
-			if s := idx.ids.get(ok); s != nil && s.ord-1 < ord && !f.keptRead.has(s.ord-1) {
-				f.late = append(f.late, s.ord-1) // named by a pointer after it was read
+			if s := idx.ids.get(ok); s != nil && s.first() < ord && !f.keptRead.has(s.first()) {
+				f.late = append(f.late, s.first()) // named by a pointer after it was read
 			}
 		}
 	}
@@ -710,7 +742,7 @@ func (f *wholeFold) redo(ord uint32, raw []byte) error {
 	idx := f.idx
 	id := v.Get("id")
 	idk := idx.key(id.Str())
-	if slot := idx.ids.get(idk); id.Kind() != jsontree.String || slot == nil || slot.ord-1 != ord {
+	if slot := idx.ids.get(idk); id.Kind() != jsontree.String || slot == nil || slot.first() != ord {
 		return errPartChanged
 	}
 	was := f.keptRead.has(ord)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"slices"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -287,13 +288,22 @@ func readError(p WholePart, err error) (*WholeRefusal, error) {
 	return nil, partError(p.Name, err)
 }
 
-// readPart opens p and reads it through h into hdr, with buf as the scanner's window.
-func readPart(p WholePart, hdr *wholeHeader, h *partHooks, buf []byte) ([]byte, error) {
+// readPart opens p and reads it through h into hdr, with buf as the scanner's window. size, when
+// not nil, is told the part's size in bytes when it is a file (-1 otherwise).
+func readPart(p WholePart, hdr *wholeHeader, h *partHooks, buf []byte, size *int64) ([]byte, error) {
 	rc, err := p.Open()
 	if err != nil {
 		return buf, partError(p.Name, err)
 	}
 	defer rc.Close()
+	if size != nil {
+		*size = -1
+		if st, ok := rc.(interface{ Stat() (fs.FileInfo, error) }); ok {
+			if fi, err := st.Stat(); err == nil && fi.Mode().IsRegular() {
+				*size = fi.Size()
+			}
+		}
+	}
 	s := newPartScanner(rc, buf)
 	err = readTop(s, hdr, h)
 	if s.err != nil && (err == nil || errors.Is(err, errSyntax)) {
