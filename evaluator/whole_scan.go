@@ -1,7 +1,7 @@
 package evaluator
 
 import (
-	"bytes"
+	"encoding/binary"
 	"io"
 )
 
@@ -124,29 +124,49 @@ func (s *partScanner) value() ([]byte, int64, bool) {
 	return s.buf[start:s.i], s.base + int64(start), true
 }
 
-// str moves past the closing quote of a string whose opening quote has been read.
+// str moves past the closing quote of a string whose opening quote has been read, eight bytes at
+// a time while none of them is a quote or a backslash; a backslash takes the byte after it along.
 func (s *partScanner) str() bool {
 	for {
-		if j := bytes.IndexByte(s.buf[s.i:s.n], '"'); j >= 0 {
-			q := s.i + j
-			s.i = q + 1
-			// A quote after an odd run of backslashes is escaped. The run lies in the string:
-			// the opening quote stands before it.
-			k := q
-			for s.buf[k-1] == '\\' {
-				k--
+		b, i := s.buf[:s.n], s.i
+	scan:
+		for i < len(b) {
+			for ; i+8 <= len(b); i += 8 {
+				w := binary.LittleEndian.Uint64(b[i:])
+				if hasZeroByte(w^(ones*'"')) || hasZeroByte(w^(ones*'\\')) {
+					break
+				}
 			}
-			if (q-k)%2 == 0 {
-				return true
+			for ; i < len(b); i++ {
+				switch b[i] {
+				case '"':
+					s.i = i + 1
+					return true
+				case '\\':
+					if i+1 == len(b) {
+						break scan // at the window's end: read on from the backslash
+					}
+					i += 2
+					continue scan
+				}
 			}
-			continue
 		}
-		s.i = s.n
+		s.i = min(i, len(b))
 		if !s.more() {
 			return false
 		}
 	}
 }
+
+// Masks for str's eight bytes at a time.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// hasZeroByte reports whether a byte of w is zero; a false report of one is possible only above a
+// true one, which str's byte loop after it finds.
+func hasZeroByte(w uint64) bool { return (w-ones)&^w&highs != 0 }
 
 // container moves past the bracket that closes the object or array at the read position.
 func (s *partScanner) container() bool {

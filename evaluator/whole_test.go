@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -320,5 +321,32 @@ func TestWholeReadsRecordsWhereTheyLie(t *testing.T) {
 	_, ref, err := evaluator.AuditWhole(shipped(t), append([]evaluator.WholePart{changing}, bodyParts(b)...), now)
 	if ref != nil || err == nil || err.Error() != "whole-store check: part part1: the part changed while it was read" {
 		t.Fatalf("changed part: %+v %v", ref, err)
+	}
+}
+
+// TestWholeReadsRecordsLargerThanItsWindow: a record larger than the splitter's window (256 KB)
+// grows it, and its part gives the report the same part gives with that record's content short
+// (the content is no other record's, so nothing else changes), read in one piece or one byte at
+// a time.
+func TestWholeReadsRecordsLargerThanItsWindow(t *testing.T) {
+	export := func(content string) []byte {
+		return []byte(`{"family":"mem0","form":"full_text","records":[` +
+			`{"id":"a","content_text":"same","user_id":"u1"},` +
+			`{"id":"b","content_text":"` + content + `","user_id":"u1"},` +
+			`{"id":"c","content_text":"same","user_id":"u2"}]}`)
+	}
+	want, ref := auditWhole(t, export("short"))
+	if ref != nil {
+		t.Fatalf("refusal %+v", ref)
+	}
+	big := export(strings.Repeat(`long \"text\" \\ `, 70_000)) // about 1.1 MB
+	for _, parts := range [][]evaluator.WholePart{bodyParts(big), oneByteParts(big)} {
+		got, ref, err := evaluator.AuditWhole(shipped(t), parts, now)
+		if err != nil || ref != nil {
+			t.Fatalf("refusal %+v, error %v", ref, err)
+		}
+		if d := cmp.Diff(want.Report, got.Report); d != "" {
+			t.Fatalf("report differs (-short +long):\n%s", d)
+		}
 	}
 }
