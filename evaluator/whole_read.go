@@ -289,7 +289,8 @@ func readError(p WholePart, err error) (*WholeRefusal, error) {
 }
 
 // readPart opens p and reads it through h into hdr, with buf as the scanner's window. size, when
-// not nil, is told the part's size in bytes when it is a file (-1 otherwise).
+// not nil, is told the part's size in bytes when the reader knows it (a regular file, or a reader
+// with a Size method such as io.SectionReader), -1 otherwise.
 func readPart(p WholePart, hdr *wholeHeader, h *partHooks, buf []byte, size *int64) ([]byte, error) {
 	rc, err := p.Open()
 	if err != nil {
@@ -298,10 +299,13 @@ func readPart(p WholePart, hdr *wholeHeader, h *partHooks, buf []byte, size *int
 	defer rc.Close()
 	if size != nil {
 		*size = -1
-		if st, ok := rc.(interface{ Stat() (fs.FileInfo, error) }); ok {
-			if fi, err := st.Stat(); err == nil && fi.Mode().IsRegular() {
+		switch r := rc.(type) {
+		case interface{ Stat() (fs.FileInfo, error) }:
+			if fi, err := r.Stat(); err == nil && fi.Mode().IsRegular() {
 				*size = fi.Size()
 			}
+		case interface{ Size() int64 }:
+			*size = r.Size()
 		}
 	}
 	s := newPartScanner(rc, buf)

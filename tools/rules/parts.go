@@ -79,8 +79,16 @@ func openStdin() (io.ReadCloser, error) {
 	if spoolErr != nil {
 		return nil, fmt.Errorf("read standard input: %w", spoolErr)
 	}
-	return io.NopCloser(io.NewSectionReader(spooled, 0, spoolSize)), nil
+	return spooledPart{io.NewSectionReader(spooled, 0, spoolSize)}, nil
 }
+
+// spooledPart is one read of the spooled standard input. It keeps the section's ReadAt and Size,
+// which the whole-store check uses to read a record again where it lies and to size its tables
+// once; closing it leaves the spool open for the next read.
+type spooledPart struct{ *io.SectionReader }
+
+// Close does nothing: the spool is read again by the next open.
+func (spooledPart) Close() error { return nil }
 
 func filePart(path string) part {
 	return part{name: path, open: func() (io.ReadCloser, error) { return os.Open(path) }}
