@@ -13,7 +13,7 @@ import (
 )
 
 // errWholeKept is the static error of kept records that no longer decode together (it cannot
-// happen: each was decoded alone in pass 2).
+// happen: each was decoded in its batch as it was read).
 var errWholeKept = errors.New("whole-store check: the kept records do not decode")
 
 // audit runs the service's stages over the kept records as one reduced export, with the whole's
