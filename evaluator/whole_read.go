@@ -234,20 +234,6 @@ func appendMember(b []byte, name string, raw []byte) []byte {
 	return append(b, ',')
 }
 
-// str is a header member's string value ("" when absent or not a string).
-func (h *wholeHeader) str(name string) string {
-	raw, ok := h.raw[name]
-	if !ok || jsontext.Value(raw).Kind() != '"' {
-		return ""
-	}
-	var s jsontree.Slabs
-	v, err := jsontree.Decode(raw, jsontree.Options{MaxDepth: 1}, &s)
-	if err != nil {
-		return ""
-	}
-	return v.Str()
-}
-
 // jsontextDepth is the nesting depth jsontext's decoder accepts: a value nested deeper is not
 // JSON to it, while one within it but deeper than the criteria's limit is an export the service
 // refuses for its depth. The check tells the two apart the way its first reader did.

@@ -51,8 +51,9 @@ func listParts(args []string) ([]part, error) {
 	return out, nil
 }
 
-// The standard input is read more than once (a whole-store check reads each part twice), so the
-// first open spools it to a temporary file, removed at once and read through its open descriptor
+// The standard input may be read more than once (a whole-store check reads a record again where
+// it lies when its part in a cluster or a pointer chain shows later), so the first open spools it
+// to a temporary file, removed at once and read through its open descriptor
 // afterwards: the bytes are never held in memory, and nothing is left behind.
 var (
 	spoolOnce sync.Once
