@@ -686,8 +686,13 @@ func (f *wholeFold) count(r *record, act *rules.RecordActivation, sign int) {
 func (f *wholeFold) keep(ord uint32, raw []byte) {
 	k := len(f.kept)
 	if k == 0 || len(f.kept[k-1])+len(raw) > cap(f.kept[k-1]) {
-		// A new chunk rather than a larger copy of the last one.
-		f.kept = append(f.kept, make([]byte, 0, max(keptChunk, len(raw))))
+		// A new chunk rather than a larger copy of the last one; the first ones small, for the
+		// many checks of small parts.
+		size := keptChunk
+		if k < 8 {
+			size = keptChunk >> (8 - k)
+		}
+		f.kept = append(f.kept, make([]byte, 0, max(size, len(raw))))
 		k++
 	}
 	last := &f.kept[k-1]
