@@ -1,9 +1,7 @@
 package evaluator
 
 import (
-	"cmp"
 	"errors"
-	"fmt"
 	"hash/maphash"
 	"io"
 	"slices"
@@ -13,20 +11,19 @@ import (
 )
 
 // The local whole-store check (issue 28): one export of any size, or any number of parts of one
-// export, analysed as one export, outside the published caps and never as a signed audit. It reads
-// each part twice through a reader, one record at a time, but tokenizes it once, and keeps per
-// content key, record id and scope only what the factors need:
+// export, analysed as one export, outside the published caps and never as a signed audit. It
+// reads each part once, through a splitter that cuts the records out of the stream one by one
+// (whole_scan.go), decodes them strictly a batch at a time, and evaluates each as it is read:
 //
-//   - pass 1 (the index) tokenizes the part with jsontext's strict decoder, notes where each
-//     record's bytes lie, reads each record's id, content key, supersedes and origin_claim_id from
-//     the decoder's own tokens (no value tree; whole_tokens.go), counts each content key,
-//     remembers every record id and the pointers' targets, and checks that the parts' headers
-//     agree;
-//   - pass 2 (the fold) reads each record's bytes where pass 1 found them (no tokenizing), decodes
-//     it, runs the refusal rules that are not about the caps, and evaluates the record with the
-//     criteria's programs exactly as the service's record stage does (liveness, predicates,
-//     marks, conflict applicability, conflicts), adding it to the counts. A record that can take part in a cross-record decision (its content key occurs
-//     twice or more, it holds or is the target of an M4 pointer) is kept as its bytes;
+//   - every record goes through the refusal rules that are not about the caps and through the
+//     service's record stage (liveness, predicates, marks, conflict applicability, conflicts),
+//     and is added to the counts of the whole; its id and content key go into two hash tables
+//     (whole_table.go) that find a repeated id, a repeated content key, and where a record lies;
+//   - a record that takes part in a cross-record decision is kept as its bytes: its content key
+//     occurs twice or more, it holds an M4 pointer, or a pointer names it. What decides this, and
+//     R-14's supersedes targets, may come after the record: a record that turns out to be kept,
+//     or superseded, is read again where it lies at the end, its contribution taken back and
+//     redone (wholeFold.settle);
 //   - the kept records then go through the service's own stages as one reduced export (the M4
 //     walk, the cluster programs, the duplicate groups), with the counts, gates and coverage of
 //     the whole put in place of the reduced export's.
@@ -37,6 +34,10 @@ import (
 // 128-bit hashes under a key drawn per run (hash/maphash): two distinct strings collide with
 // probability about n²/2¹²⁹, under 10⁻²⁶ for 10⁶ records, and a collision could only merge two
 // content keys or two ids, never in practice.
+//
+// The refusals come in the order a reader of every part before any evaluation would give them: a
+// part that is not JSON, or whose header disagrees with the first part's, at once; any other
+// refusal only once every part has been read, the first part's first.
 
 // WholePart is one input of a local whole-store check: a name for messages (the path the user
 // gave) and a way to read its bytes from the start, once per pass.
@@ -107,23 +108,31 @@ func AuditWhole(ps *rules.ProgramSet, parts []WholePart, checkEnd time.Time) (*W
 	if len(parts) == 0 {
 		return nil, nil, errWholeNoParts
 	}
-	idx := newWholeIndex()
-	for i := range parts {
-		if ref, err := idx.indexPart(ps, parts[i], i); ref != nil || err != nil {
-			return nil, ref, err
+	f := newWholeFold(ps, len(parts))
+	defer f.release()
+	ref, err := f.run(parts, nil)
+	if errors.Is(err, errRestart) {
+		// A member follows a part's records: read every part's header first, then start again.
+		f.release()
+		known, perr := prepass(parts)
+		if perr != nil {
+			return nil, nil, perr
+		}
+		f = newWholeFold(ps, len(parts))
+		ref, err = f.run(parts, known)
+		if errors.Is(err, errRestart) {
+			return nil, nil, errPartChanged
 		}
 	}
-	f, err := newWholeFold(ps, idx)
-	if err != nil {
+	if ref != nil || err != nil {
+		return nil, ref, err
+	}
+	if err := f.settle(parts); err != nil {
 		return nil, nil, err
 	}
-	defer f.release()
 	infos := make([]WholePartInfo, len(parts))
 	for i := range parts {
-		if ref, err := f.foldPart(parts[i], i); ref != nil || err != nil {
-			return nil, ref, err
-		}
-		infos[i] = WholePartInfo{Name: parts[i].Name, Records: idx.parts[i].records}
+		infos[i] = WholePartInfo{Name: parts[i].Name, Records: f.parts[i].records}
 	}
 	rep, err := f.audit(checkEnd)
 	if err != nil {
@@ -135,42 +144,46 @@ func AuditWhole(ps *rules.ProgramSet, parts []WholePart, checkEnd time.Time) (*W
 		Closing: WholeNotice(c)}, nil, nil
 }
 
+// prepass reads every part's header, cutting its records out without decoding them: the headers
+// a second run starts from when a member follows some part's records. It stops at a part that is
+// not JSON, which the run meets in its turn.
+func prepass(parts []WholePart) ([]*wholeHeader, error) {
+	known := make([]*wholeHeader, len(parts))
+	var buf []byte
+	for i, p := range parts {
+		hdr := newWholeHeader()
+		var err error
+		buf, err = readPart(p, hdr, nil, buf, nil)
+		switch {
+		case errors.Is(err, errSyntax):
+			return known, nil
+		case err != nil && !errors.Is(err, errRestart):
+			return nil, err
+		}
+		known[i] = hdr
+	}
+	return known, nil
+}
+
 // key128 is a keyed 128-bit hash of a string: two maphash values under two per-run seeds.
 type key128 struct{ a, b uint64 }
 
-// wholeIndex is what pass 1 learns of all the parts. Ids and content keys are gathered as lists
-// of hashes (24 bytes a record with the id's place, 16 for the content key) in chunks, flattened
-// and sorted once at the end: a map of a million keys would take three to four times the memory.
+// wholeIndex is what the check learns of the records' ids and content keys across every part.
 type wholeIndex struct {
 	s1, s2   maphash.Seed
-	idAt     chunked[idPlace]    // every record id and its place, until finish
-	ids      []key128            // the distinct ids, sorted (after finish)
-	contents []key128            // every record's content key, sorted and distinct (after finish)
-	keys     chunked[key128]     // every record's content key, until finish
-	repeated map[key128]struct{} // the content keys of two records or more (after finish)
-	targets  map[key128]uint8    // supersedes targets: bit 0 named, bit 1 named by another record
+	ids      keyTable         // every record id, with the ordinal of its first record
+	contents keyTable         // every content key, with its first record and how many records have it
+	targets  map[key128]uint8 // supersedes targets: bit 0 named, bit 1 named by another record
 	pointers map[key128]struct{}
-	parts    []partIndex
-	header   *wholeHeader // the first part's
-	dangling int
-}
-
-// idPlace is a record id's hash and where the record stands.
-type idPlace struct {
-	k           key128
-	part, index int32
-}
-
-// partIndex is what pass 1 learns of one part.
-type partIndex struct {
-	records int
-	dupAt   int // the index of its first record whose id an earlier record has (-1: none)
-	hdr     *wholeHeader
-	spans   spans // where each record lies, until pass 2 has read the part
+	// at and size are where each record lies in its part, by ordinal; firsts is each part's first
+	// ordinal.
+	at     chunked[int64]
+	size   chunked[uint32]
+	firsts []uint32
 }
 
 func newWholeIndex() *wholeIndex {
-	return &wholeIndex{s1: maphash.MakeSeed(), s2: maphash.MakeSeed(), repeated: map[key128]struct{}{},
+	return &wholeIndex{s1: maphash.MakeSeed(), s2: maphash.MakeSeed(),
 		targets: map[key128]uint8{}, pointers: map[key128]struct{}{}}
 }
 
@@ -178,84 +191,45 @@ func (idx *wholeIndex) key(s string) key128 {
 	return key128{maphash.String(idx.s1, s), maphash.String(idx.s2, s)}
 }
 
-func compareKeys(a, b key128) int {
-	if c := cmp.Compare(a.a, b.a); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.b, b.b)
+// superseded reports whether another record's supersedes names the id whose key is k.
+func (idx *wholeIndex) superseded(k key128) bool {
+	return len(idx.targets) > 0 && idx.targets[k]&2 != 0
 }
 
-// has reports whether the sorted list keys holds k.
-func has(keys []key128, k key128) bool {
-	_, ok := slices.BinarySearchFunc(keys, k, compareKeys)
-	return ok
+// repeated reports whether two records or more have the content key k.
+func (idx *wholeIndex) repeated(k key128) bool {
+	s := idx.contents.get(k)
+	return s != nil && s.repeated()
 }
 
-// superseded reports whether another record's supersedes names id.
-func (idx *wholeIndex) superseded(id string) bool {
-	return len(idx.targets) > 0 && idx.targets[idx.key(id)]&2 != 0
-}
-
-// kept reports whether a record takes part in a cross-record decision: its content key occurs
-// twice or more, it holds a pointer, or a pointer names it.
-func (idx *wholeIndex) kept(id, content string, pointer bool) bool {
-	if pointer {
-		return true
-	}
-	if _, ok := idx.repeated[idx.key(content)]; ok {
-		return true
-	}
+// named reports whether an origin_claim_id names the id whose key is k.
+func (idx *wholeIndex) named(k key128) bool {
 	if len(idx.pointers) == 0 {
 		return false
 	}
-	_, named := idx.pointers[idx.key(id)]
-	return named
+	_, ok := idx.pointers[k]
+	return ok
 }
 
-// finish settles what needs every part: the ids an earlier record has (record_id_duplicate, in
-// each part its first), the distinct ids and content keys, the repeated content keys, and the
-// dangling supersedes targets.
-func (idx *wholeIndex) finish() {
-	idAt := idx.idAt.flat()
-	slices.SortFunc(idAt, func(a, b idPlace) int {
-		if c := compareKeys(a.k, b.k); c != 0 {
-			return c
-		}
-		return cmp.Or(cmp.Compare(a.part, b.part), cmp.Compare(a.index, b.index))
-	})
-	ids := make([]key128, 0, len(idAt))
-	for i, p := range idAt {
-		if i > 0 && p.k == idAt[i-1].k {
-			// Not the first record with this id: a duplicate where it stands.
-			if pi := &idx.parts[p.part]; pi.dupAt < 0 || int(p.index) < pi.dupAt {
-				pi.dupAt = int(p.index)
-			}
-			continue
-		}
-		ids = append(ids, p.k)
-	}
-	idx.ids = ids
-	idx.contents = idx.keys.flat()
-	slices.SortFunc(idx.contents, compareKeys)
+// dangling counts the supersedes targets that are no record's id.
+func (idx *wholeIndex) dangling() int {
 	n := 0
-	for i, k := range idx.contents {
-		if i > 0 && k == idx.contents[i-1] {
-			idx.repeated[k] = struct{}{}
-			continue
-		}
-		idx.contents[n] = k
-		n++
-	}
-	idx.contents = slices.Clip(idx.contents[:n])
-	idx.dangling = 0
 	for k := range idx.targets {
-		if !has(idx.ids, k) {
-			idx.dangling++
+		if idx.ids.get(k) == nil {
+			n++
 		}
 	}
+	return n
 }
 
-// partError is the static error of a part that cannot be read.
-func partError(name string, err error) error {
-	return fmt.Errorf("whole-store check: part %s: %w", name, err)
+// part is the part of the record with ordinal o.
+func (idx *wholeIndex) part(o uint32) int {
+	i, found := slices.BinarySearch(idx.firsts, o)
+	if !found {
+		i--
+	}
+	for i+1 < len(idx.firsts) && idx.firsts[i+1] == o {
+		i++ // parts without records share their first ordinal with the next
+	}
+	return i
 }

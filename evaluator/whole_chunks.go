@@ -20,18 +20,9 @@ func (c *chunked[T]) add(v T) {
 	c.n++
 }
 
-// flat moves the list into one slice of its exact length, letting each chunk go once copied, and
-// empties the list.
-func (c *chunked[T]) flat() []T {
-	out := make([]T, 0, c.n)
-	for i, ch := range c.chunks {
-		out = append(out, ch...)
-		c.chunks[i] = nil
-	}
-	c.chunks, c.n = nil, 0
-	return out
-}
-
 // keptChunk is how many bytes of kept records one chunk of wholeFold.kept holds before the next
 // is started.
 const keptChunk = 1 << 20
+
+// get is the list's i-th element.
+func (c *chunked[T]) get(i int) T { return c.chunks[i/chunkLen][i%chunkLen] }

@@ -1,6 +1,8 @@
 package evaluator
 
 import (
+	"errors"
+	"slices"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -9,35 +11,94 @@ import (
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
-// wholeFold is pass 2 of the local whole-store check: the record stage of the service over every
-// record of every part, one at a time, and the counts of the whole.
+// wholeFold is the local whole-store check as it reads: the refusal rules and the service's
+// record stage over every record of every part, one at a time, and the counts of the whole.
 type wholeFold struct {
 	ps           *rules.ProgramSet
 	idx          *wholeIndex
-	x            *export // the header's model: scope, keys, manifest and the interned scopes
+	header       *wholeHeader // the first part's
+	x            *export      // the header's model: scope, keys, manifest and the interned scopes
 	act          *rules.RecordActivation
+	acts         int // records act has served
 	standIns     map[string]string
 	contentField string
 	depth        int
+
+	parts   []partState
+	pending *WholeRefusal // the first part's refusal, given once every part has been read
+	window  []byte        // the scanner's window, from part to part
+	size    int64         // the part's size in bytes (-1: not known)
+	sized   bool          // the tables were sized for the part
 
 	slabs jsontree.Slabs
 	ar    arena
 	mini  []byte // the start of an export holding the header members the refusal rules read
 	b     batch
+	keys  []wholeKeys // the batch's
 	rec   record
+	ord   uint32 // the next record's ordinal, over every part
 	// recordCodes and headerCodes are the criteria's refusal rules that are not about the caps,
 	// in their order, split by what they read.
 	recordCodes, headerCodes []string
 
-	kept  [][]byte // the kept records' bytes, comma-separated, in chunks of about keptChunk bytes
-	nKept int
+	kept     [][]byte  // the kept records' bytes, in chunks of about keptChunk bytes
+	keptRecs []keptRec // the kept records, in the order they were kept
+	keptRead bitset    // per ordinal: kept when it was read
+	late     []uint32  // ordinals to read again: kept, or superseded, only after they were read
+	lateSup  map[uint32]bool
 
 	records, live, eligible, scopedEligible, templates, sourcePassages, marked, checked int
-	// seen is per interned tuple: bit 0 a scoped record has it, bit 1 a live non-global one.
+	// seen is per interned tuple: bit 0 a scoped record has it; liveN counts its live non-global
+	// records (a count, so that a record read again can be taken back).
 	seen      []uint8
+	liveN     []int32
 	scopeSeen []bool // per interned string: a scoped record's scope string
 	conflicts [][]string
+	dropped   []map[string]int // per conflict subcheck: ids taken back from conflicts
 }
+
+// partState is what the check knows of one part as it reads it.
+type partState struct {
+	records int
+	fails   partFailures
+	deep    bool // nested deeper than the criteria allow: export_required
+	mode    int  // what its records get: validateOnly, indexOnly or evaluate
+}
+
+// What a part's records get: a part after a refused one is only checked to be JSON; a refused
+// part still has its ids indexed, for its first repeated id; any other is evaluated.
+const (
+	validateOnly = iota
+	indexOnly
+	evaluate
+)
+
+// wholeKeys are what the tables hold of one record of a batch: its id's and content's keys, and
+// after the content's insertion its first record and how many records have it so far (1, 2, or
+// 3 for more).
+type wholeKeys struct {
+	id, content key128
+	hasID       bool
+	first, n    uint32
+}
+
+// keptRec is one kept record: its ordinal and its bytes in a chunk of wholeFold.kept.
+type keptRec struct {
+	ord uint32
+	raw []byte
+}
+
+// bitset is a set of ordinals.
+type bitset []uint64
+
+func (b *bitset) set(i uint32) {
+	for int(i>>6) >= len(*b) {
+		*b = append(*b, 0)
+	}
+	(*b)[i>>6] |= 1 << (i & 63)
+}
+
+func (b bitset) has(i uint32) bool { return int(i>>6) < len(b) && b[i>>6]&(1<<(i&63)) != 0 }
 
 // recordRules are the refusal rules that read records one by one; capRules those about the caps.
 var (
@@ -50,10 +111,10 @@ var (
 // with the distinct inputs it has seen, so a long stream takes a fresh one now and then.
 const activationRecords = 1 << 16
 
-func newWholeFold(ps *rules.ProgramSet, idx *wholeIndex) (*wholeFold, error) {
-	idx.finish()
-	f := &wholeFold{ps: ps, idx: idx, depth: ps.Criteria().Caps.JSONDepth,
-		conflicts: make([][]string, len(ps.Conflicts()))}
+func newWholeFold(ps *rules.ProgramSet, parts int) *wholeFold {
+	f := &wholeFold{ps: ps, idx: newWholeIndex(), depth: ps.Criteria().Caps.JSONDepth,
+		parts: make([]partState, parts), conflicts: make([][]string, len(ps.Conflicts())),
+		dropped: make([]map[string]int, len(ps.Conflicts())), lateSup: map[uint32]bool{}}
 	for _, c := range ps.Criteria().Refusals {
 		switch {
 		case capRules[c]:
@@ -63,7 +124,7 @@ func newWholeFold(ps *rules.ProgramSet, idx *wholeIndex) (*wholeFold, error) {
 			f.headerCodes = append(f.headerCodes, c)
 		}
 	}
-	return f, nil
+	return f
 }
 
 func (f *wholeFold) release() {
@@ -83,54 +144,127 @@ func (pf partFailures) add(code string, index int) {
 	}
 }
 
-// foldPart is pass 2 over one part: its refusals, then each record's evaluation.
-func (f *wholeFold) foldPart(p WholePart, i int) (*WholeRefusal, error) {
-	hdr := f.idx.parts[i].hdr
-	fails := partFailures{}
-	top, err := f.headerChecks(hdr, fails)
-	if err != nil {
-		return &WholeRefusal{Part: p.Name, Refusal: newRefusal("export_required")}, nil
-	}
-	if len(fails) == 0 && f.x == nil {
-		f.start()
-	}
-	if d := f.idx.parts[i].dupAt; d >= 0 {
-		fails.add("record_id_duplicate", d)
-	}
-	f.mini = f.miniHeader(top)
-	f.b.ends = f.b.ends[:0]
-	sp := &f.idx.parts[i].spans
-	err = readSpans(p, sp, func(n int, raw []byte) error {
-		return f.record(n, raw, fails)
-	})
-	*sp = spans{}
-	if err != nil {
-		return readError(p, err)
-	}
-	if err := f.flush(fails); err != nil {
-		return readError(p, err)
-	}
-	for _, c := range f.ps.Criteria().Refusals {
-		if at, ok := fails[c]; ok {
-			r := newRefusal(c)
-			if at >= 0 {
-				r.RecordIndex = intp(at)
-			}
-			return &WholeRefusal{Part: p.Name, Refusal: r}, nil
+// run reads every part once, in order (see whole.go). known are the parts' headers when a first
+// run met a member after some part's records (nil otherwise).
+func (f *wholeFold) run(parts []WholePart, known []*wholeHeader) (*WholeRefusal, error) {
+	for i, p := range parts {
+		var k *wholeHeader
+		if known != nil {
+			k = known[i]
 		}
+		ref, err := f.part(p, i, k)
+		if ref != nil || err != nil {
+			return ref, err
+		}
+	}
+	return f.pending, nil
+}
+
+// part reads part i. It answers at once a part that is not JSON or whose header disagrees with
+// the first part's; any other refusal it keeps in f.pending, the first part's first.
+func (f *wholeFold) part(p WholePart, i int, known *wholeHeader) (*WholeRefusal, error) {
+	st := &f.parts[i]
+	st.fails, f.sized = partFailures{}, false
+	f.idx.firsts = append(f.idx.firsts, f.ord)
+	f.b.ends = f.b.ends[:0]
+	hdr := newWholeHeader()
+	hooks := partHooks{
+		at: func(h *wholeHeader, empty bool) error {
+			if known != nil {
+				h = known
+			}
+			return f.begin(i, h, empty)
+		},
+		record: func(raw []byte, at int64) error { return f.record(i, raw, at) },
+		done:   func() error { return f.flush(i) },
+	}
+	var err error
+	f.window, err = readPart(p, hdr, &hooks, f.window, &f.size)
+	if errors.Is(err, errRestart) && known != nil {
+		err = nil
+	}
+	if err == nil && !hdr.array {
+		// No records array: the header is whole now.
+		err = f.begin(i, hdr, hdr.records == 0)
+	}
+	switch {
+	case errors.Is(err, errRestart):
+		return nil, err
+	case err != nil:
+		return readError(p, err)
+	case known != nil && !hdr.same(known):
+		return nil, partError(p.Name, errPartChanged)
+	}
+	st.records = hdr.records
+	if i == 0 {
+		f.header = hdr
+	} else if m := f.header.differs(hdr); m != "" {
+		return nil, partError(p.Name, errors.New("member "+m+" differs from the first part's"))
+	}
+	if f.pending == nil {
+		f.pending = st.refusal(p, f.ps.Criteria().Refusals)
 	}
 	return nil, nil
 }
 
-// headerChecks runs the refusal rules about the part as a whole on its header, with a records
-// array standing for its records (their number is all those rules read).
-func (f *wholeFold) headerChecks(hdr *wholeHeader, fails partFailures) (*jsontree.Value, error) {
-	recs := []byte("[]")
-	if hdr.records > 0 {
-		recs = []byte("[null]")
+// refusal is the part's refusal (nil: none): export_required for a part nested too deep, else
+// the first rule it fails in the criteria's order.
+func (st *partState) refusal(p WholePart, order []string) *WholeRefusal {
+	if st.deep {
+		return &WholeRefusal{Part: p.Name, Refusal: newRefusal("export_required")}
 	}
+	for _, c := range order {
+		if at, ok := st.fails[c]; ok {
+			r := newRefusal(c)
+			if at >= 0 {
+				r.RecordIndex = intp(at)
+			}
+			return &WholeRefusal{Part: p.Name, Refusal: r}
+		}
+	}
+	return nil
+}
+
+// begin runs the refusal rules about part i as a whole on its header, once the header stands
+// (when its records array begins, or at its end when it has none), and sets what its records get.
+func (f *wholeFold) begin(i int, hdr *wholeHeader, empty bool) error {
+	st := &f.parts[i]
+	f.mini = append(f.mini[:0], `{"records":[`...)
+	st.mode = validateOnly
+	if f.pending != nil {
+		return nil // a part before is refused: this one only has to be JSON
+	}
+	top, err := f.headerChecks(hdr, empty, st.fails)
+	if err != nil {
+		if err = decodeFailure(hdr.top(emptyRecords(empty))); errors.Is(err, errSyntax) {
+			return err
+		}
+		st.deep = true
+		return nil
+	}
+	if len(st.fails) == 0 && f.x == nil {
+		f.start(hdr)
+	}
+	f.mini = f.miniHeader(top)
+	st.mode = indexOnly
+	if len(st.fails) == 0 && f.x != nil {
+		st.mode = evaluate
+	}
+	return nil
+}
+
+func emptyRecords(empty bool) []byte {
+	if empty {
+		return []byte("[]")
+	}
+	return []byte("[null]")
+}
+
+// headerChecks runs the refusal rules about the part as a whole on its header, with a records
+// array standing for its records (whether there are any is all those rules read of them).
+func (f *wholeFold) headerChecks(hdr *wholeHeader, empty bool, fails partFailures) (*jsontree.Value, error) {
 	var s jsontree.Slabs
-	top, err := jsontree.Decode(hdr.top(recs), jsontree.Options{MaxDepth: f.depth}, &s)
+	top, err := jsontree.Decode(hdr.top(emptyRecords(empty)), jsontree.Options{MaxDepth: f.depth}, &s)
 	if err != nil {
 		return nil, err
 	}
@@ -142,10 +276,10 @@ func (f *wholeFold) headerChecks(hdr *wholeHeader, fails partFailures) (*jsontre
 	return &top, nil
 }
 
-// start builds the header's model from the first part that passes its header rules.
-func (f *wholeFold) start() {
+// start builds the header's model from the first part, once it passes its header rules.
+func (f *wholeFold) start(hdr *wholeHeader) {
 	var s jsontree.Slabs
-	empty, _ := jsontree.Decode(f.idx.header.top([]byte("[]")), jsontree.Options{MaxDepth: f.depth}, &s)
+	empty, _ := jsontree.Decode(hdr.top([]byte("[]")), jsontree.Options{MaxDepth: f.depth}, &s)
 	f.x = newExport(f.ps, &empty, getBuffers())
 	f.contentField = f.ps.Criteria().Forms[f.x.scope.Form].ContentField
 	spec := f.ps.Criteria().Families[f.x.scope.Family]
@@ -192,6 +326,7 @@ type batch struct {
 	head  int    // the prefix's length
 	ends  []int  // where each record's bytes end in buf
 	first int    // the part's index of the batch's first record
+	ord   uint32 // the ordinal of the batch's first record
 }
 
 // batchRecords and batchBytes bound a batch: a few hundred records, never much more than a
@@ -201,8 +336,8 @@ const (
 	batchBytes   = 256 << 10
 )
 
-func (b *batch) reset(prefix []byte, first int) {
-	b.buf, b.head, b.ends, b.first = append(b.buf[:0], prefix...), len(prefix), b.ends[:0], first
+func (b *batch) reset(prefix []byte, first int, ord uint32) {
+	b.buf, b.head, b.ends, b.first, b.ord = append(b.buf[:0], prefix...), len(prefix), b.ends[:0], first, ord
 }
 
 // add appends a record and reports whether the batch is full.
@@ -224,21 +359,28 @@ func (b *batch) raw(k int) []byte {
 	return b.buf[start:b.ends[k]]
 }
 
-// record adds one record of a part to the batch, checking and evaluating the batch when it is full.
-func (f *wholeFold) record(n int, raw []byte, fails partFailures) error {
+// record adds one record of part i to the batch, noting where it lies, and reads the batch when
+// it is full.
+func (f *wholeFold) record(i int, raw []byte, at int64) error {
 	if len(f.b.ends) == 0 {
-		f.b.reset(f.mini, n)
+		f.b.reset(f.mini, int(f.ord-f.idx.firsts[i]), f.ord)
 	}
+	if f.ord >= maxOrdinals {
+		return errTooManyRecords
+	}
+	f.idx.at.add(at)
+	f.idx.size.add(uint32(len(raw)))
+	f.ord++
 	if f.b.add(raw) {
-		return f.flush(fails)
+		return f.flush(i)
 	}
 	return nil
 }
 
-// flush runs the refusal rules on the batch's records and, when neither they nor their part is
-// refused, evaluates each.
-func (f *wholeFold) flush(fails partFailures) error {
-	b := &f.b
+// flush decodes the batch strictly, runs the refusal rules on its records and, while neither
+// they nor the part's header refuse it, indexes and evaluates each.
+func (f *wholeFold) flush(i int) error {
+	b, st := &f.b, &f.parts[i]
 	if len(b.ends) == 0 {
 		return nil
 	}
@@ -249,30 +391,98 @@ func (f *wholeFold) flush(fails partFailures) error {
 	// record points into it (ids of conflicts are cloned, scopes interned, kept bytes copied).
 	top, err := jsontree.Decode(b.buf, jsontree.Options{MaxDepth: f.depth, Owned: true}, &f.slabs)
 	if err != nil {
-		return errSyntax
+		if err := decodeFailure(b.buf); errors.Is(err, errSyntax) {
+			return err
+		}
+		st.deep, st.mode = true, validateOnly
+		return nil
 	}
-	// The record-level rules in one pass over the batch (the engine's scanRecords); duplicate ids
-	// are pass 1's, across every part.
+	if st.mode == validateOnly {
+		return nil
+	}
+	// The record-level rules in one pass over the batch (the engine's scanRecords); repeated ids
+	// are the index's, across every part.
 	scan := make(recordScan, 5)
 	scanRecords(f.ps, &top, scan)
 	for _, c := range f.recordCodes {
 		if at, ok := scan[c]; ok && at >= 0 && c != "record_id_duplicate" {
-			fails.add(c, b.first+at)
+			st.fails.add(c, b.first+at)
 		}
 	}
 	if failed, at := f.freeText(&top); failed {
-		fails.add("declared_scope_keys_invalid", b.first+at)
+		st.fails.add("declared_scope_keys_invalid", b.first+at)
 	}
-	if len(fails) > 0 || f.x == nil {
-		return nil // the part is refused: its records are not evaluated
-	}
+	// The ids, then the content keys, go into their tables in tight loops of their own: each
+	// insertion is a likely cache miss, and a loop with nothing else in it lets the processor
+	// wait for several at once.
 	recs := top.Get("records").Arr()
+	keys := f.keys[:0]
 	for k := range recs {
-		if err := f.eval(&recs[k], b.raw(k)); err != nil {
-			return err
+		id := recs[k].Get("id")
+		if id.Kind() != jsontree.String {
+			keys = append(keys, wholeKeys{})
+			continue
+		}
+		keys = append(keys, wholeKeys{id: f.idx.key(id.Str()), hasID: true})
+	}
+	for k := range keys {
+		if keys[k].hasID {
+			if _, fresh := f.idx.ids.add(keys[k].id, b.ord+uint32(k)); !fresh {
+				st.fails.add("record_id_duplicate", b.first+k)
+			}
 		}
 	}
+	if st.mode == evaluate && len(st.fails) == 0 {
+		if f.contentField != "" {
+			for k := range recs {
+				keys[k].content = f.contentKey(&recs[k])
+			}
+			for k := range keys {
+				cs, fresh := f.idx.contents.add(keys[k].content, b.ord+uint32(k))
+				keys[k].first, keys[k].n = cs.first(), 1
+				switch {
+				case fresh:
+				case cs.repeated():
+					keys[k].n = 3
+				default:
+					cs.v |= repeatedBit
+					keys[k].n = 2
+				}
+			}
+		}
+		for k := range recs {
+			if !keys[k].hasID {
+				continue // the part is refused (record_id_required)
+			}
+			if err := f.index(&recs[k], b.raw(k), b.ord+uint32(k), &keys[k]); err != nil {
+				return err
+			}
+		}
+	}
+	f.keys = keys
+	if !f.sized && f.size > 0 && len(recs) > 1 {
+		f.reserve(len(recs))
+	}
+	if len(st.fails) > 0 {
+		st.mode = indexOnly
+	}
 	return nil
+}
+
+// reserve sizes the tables once for the records the part will hold, judged from its size and the
+// mean size of the n records of its first batch, so that a part of a million records does not
+// grow them step by step.
+func (f *wholeFold) reserve(n int) {
+	f.sized = true
+	first, last := int(f.ord)-n, int(f.ord)-1
+	from, to := f.idx.at.get(first), f.idx.at.get(last)+int64(f.idx.size.get(last))
+	if to <= from {
+		return
+	}
+	left := (f.size - to) * int64(n) / (to - from)
+	want := int(f.ord) + int(min(left, int64(maxOrdinals)))
+	f.idx.ids.reserve(want)
+	f.idx.contents.reserve(want)
 }
 
 // freeText is the record-level half of declared_scope_keys_invalid (R-55), on one record.
@@ -284,16 +494,76 @@ func (f *wholeFold) freeText(top *jsontree.Value) (bool, int) {
 	return freeTextScopeValue(f.ps, top, m.Get("declared_scope_keys").Arr())
 }
 
-// eval is the service's record stage (records, marks, fillConflicts) for one record: what it
-// adds to the counts of the whole. A kept record's marks and conflicts are left to the reduced
-// export, which evaluates it again with the records it meets.
-func (f *wholeFold) eval(raw *jsontree.Value, rawBytes []byte) error {
-	ps, x := f.ps, f.x
-	if f.act == nil || f.records%activationRecords == 0 {
-		f.act = ps.NewRecordActivation(x.scope)
+// contentKey is the key of a record's content ("" when it has none, or no string).
+func (f *wholeFold) contentKey(raw *jsontree.Value) key128 {
+	s := ""
+	if c := raw.Get(f.contentField); f.contentField != "" && c.Kind() == jsontree.String {
+		s = c.Str()
 	}
-	act := f.act
-	r := &f.rec // one record at a time: reused, not allocated per record
+	return f.idx.key(s)
+}
+
+// index adds what the cross-record decisions need of one record (its content key, its
+// supersedes targets, its pointer), notes the records read before it whose part in them this
+// changes, and evaluates it.
+func (f *wholeFold) index(raw *jsontree.Value, rawBytes []byte, ord uint32, ks *wholeKeys) error {
+	idx, idk := f.idx, ks.id
+	if ks.n == 2 && !f.keptRead.has(ks.first) {
+		f.late = append(f.late, ks.first) // its first record is kept after all
+	}
+	kept := ks.n > 1
+	target := func(t key128) {
+		v := idx.targets[t]
+		nv := v | 1
+		if t != idk {
+			nv |= 2 // R-14: a record superseding itself is not a target
+		}
+		idx.targets[t] = nv
+		if nv&2 != 0 && v&2 == 0 {
+			// A record of the batch after this one is in the table already, not yet read.
+			if s := idx.ids.get(t); s != nil && s.first() < ord {
+				f.late = append(f.late, s.first()) // superseded after it was read
+				f.lateSup[s.first()] = true
+			}
+		}
+	}
+	switch s := raw.Get("supersedes"); s.Kind() {
+	case jsontree.String:
+		target(idx.key(s.Str()))
+	case jsontree.Array:
+		for _, e := range s.Arr() {
+			if e.Kind() == jsontree.String {
+				target(idx.key(e.Str()))
+			}
+		}
+	}
+	o := raw.Get("origin_claim_id")
+	if o.Kind() == jsontree.String {
+		ok := idx.key(o.Str())
+		if _, had := idx.pointers[ok]; !had {
+			idx.pointers[ok] = struct{}{}
+			if s := idx.ids.get(ok); s != nil && s.first() < ord && !f.keptRead.has(s.first()) {
+				f.late = append(f.late, s.first()) // named by a pointer after it was read
+			}
+		}
+	}
+	kept = kept || o.Present() || idx.named(idk)
+	r := f.facts(raw)
+	if err := f.apply(r, idx.superseded(idk), kept, 1); err != nil {
+		return err
+	}
+	if kept {
+		f.keptRead.set(ord)
+		f.keep(ord, rawBytes)
+	}
+	return nil
+}
+
+// facts reads one record's facts into f.rec (one record at a time: reused, not allocated per
+// record), its scope interned and its coverage counted.
+func (f *wholeFold) facts(raw *jsontree.Value) *record {
+	ps, x := f.ps, f.x
+	r := &f.rec
 	*r = record{raw: raw, id: raw.Get("id").Str(), content: raw.Get(f.contentField).Str()}
 	facts, strs := factCount([]jsontree.Value{*raw})
 	f.ar.vals, f.ar.strs = sized(f.ar.vals, facts), sized(f.ar.strs, strs)
@@ -309,7 +579,21 @@ func (f *wholeFold) eval(raw *jsontree.Value, rawBytes []byte) error {
 	}
 	r.facts.InGlobalContentKeys = x.manifest.globalContentKeys[r.content]
 	r.facts.InGlobalClaimIDs = x.manifest.globalClaimIDs[r.id]
-	r.facts.SupersedesTarget = f.idx.superseded(r.id)
+	return r
+}
+
+// apply is the service's record stage (records, marks, fillConflicts) for one record, with
+// superseded as R-14's fact: what it adds to the counts of the whole (sign 1), or takes back
+// (sign -1). A kept record's marks and conflicts are left to the reduced export, which evaluates
+// it again with the records it meets.
+func (f *wholeFold) apply(r *record, superseded, kept bool, sign int) error {
+	ps := f.ps
+	if f.act == nil || f.acts >= activationRecords {
+		f.act, f.acts = ps.NewRecordActivation(f.x.scope), 0
+	}
+	f.acts++
+	act := f.act
+	r.facts.SupersedesTarget = superseded
 	act.Record = &r.facts
 	applies, err := ps.EvalRecordStage(act)
 	if err != nil {
@@ -317,13 +601,11 @@ func (f *wholeFold) eval(raw *jsontree.Value, rawBytes []byte) error {
 	}
 	r.live = act.Live
 	slots := act.Values()
-	f.count(r, act)
+	f.count(r, act, sign)
 	if applies != 0 {
-		f.checked++
+		f.checked += sign
 	}
-	pointer := raw.Get("origin_claim_id").Present()
-	if f.idx.kept(r.id, r.content, pointer) {
-		f.keep(rawBytes)
+	if kept {
 		return nil
 	}
 	if r.live {
@@ -332,7 +614,7 @@ func (f *wholeFold) eval(raw *jsontree.Value, rawBytes []byte) error {
 			return err
 		}
 		if act.Get(rules.Covered) || r.facts.Global {
-			f.marked++
+			f.marked += sign
 		}
 	}
 	if applies != 0 {
@@ -342,62 +624,146 @@ func (f *wholeFold) eval(raw *jsontree.Value, rawBytes []byte) error {
 			return err
 		}
 		for j := range f.conflicts {
-			if failed&(1<<j) != 0 {
-				f.conflicts[j] = append(f.conflicts[j], strings.Clone(r.id))
+			if failed&(1<<j) == 0 {
+				continue
 			}
+			if sign > 0 {
+				f.conflicts[j] = append(f.conflicts[j], strings.Clone(r.id))
+				continue
+			}
+			if f.dropped[j] == nil {
+				f.dropped[j] = map[string]int{}
+			}
+			f.dropped[j][strings.Clone(r.id)]++
 		}
 	}
 	return nil
 }
 
-// count adds one evaluated record to the counts of the whole (records, resolveGates).
-func (f *wholeFold) count(r *record, act *rules.RecordActivation) {
+// count adds one evaluated record to the counts of the whole (records, resolveGates), or takes
+// it back.
+func (f *wholeFold) count(r *record, act *rules.RecordActivation, sign int) {
 	x := f.x
-	f.records++
+	f.records += sign
 	if r.live {
-		f.live++
+		f.live += sign
 	}
 	if act.Get(rules.SplitState) {
-		x.cov.SplitState++
+		x.cov.SplitState += sign
 	}
 	if act.Get(rules.Contested) {
-		x.cov.Contested++
+		x.cov.Contested += sign
 	}
 	switch {
 	case act.Get(rules.Eligible):
-		f.eligible++
+		f.eligible += sign
 		if r.facts.Scoped {
-			f.scopedEligible++
+			f.scopedEligible += sign
 		}
 	case act.Get(rules.Template):
-		f.templates++
+		f.templates += sign
 	default:
-		f.sourcePassages++
+		f.sourcePassages += sign
 	}
 	if !r.facts.Scoped {
 		return
 	}
-	for len(f.seen) <= int(r.tid) || len(f.scopeSeen) <= int(r.sid) {
-		f.seen, f.scopeSeen = append(f.seen, 0), append(f.scopeSeen, false)
+	for len(f.seen) <= int(r.tid) {
+		f.seen, f.liveN = append(f.seen, 0), append(f.liveN, 0)
 	}
+	for len(f.scopeSeen) <= int(r.sid) {
+		f.scopeSeen = append(f.scopeSeen, false)
+	}
+	// A scoped record stays scoped when taken back and redone: only its liveness can change.
 	f.seen[r.tid] |= 1
-	if r.live && !r.facts.Global {
-		f.seen[r.tid] |= 2
-	}
 	f.scopeSeen[r.sid] = true
+	if r.live && !r.facts.Global {
+		f.liveN[r.tid] += int32(sign)
+	}
 }
 
-func (f *wholeFold) keep(raw []byte) {
+// keep copies a kept record's bytes into the chunks.
+func (f *wholeFold) keep(ord uint32, raw []byte) {
 	k := len(f.kept)
-	if k == 0 || len(f.kept[k-1])+len(raw)+1 > cap(f.kept[k-1]) {
-		// A new chunk rather than a larger copy of the last one.
-		f.kept = append(f.kept, make([]byte, 0, max(keptChunk, len(raw)+1)))
+	if k == 0 || len(f.kept[k-1])+len(raw) > cap(f.kept[k-1]) {
+		// A new chunk rather than a larger copy of the last one; the first ones small, for the
+		// many checks of small parts.
+		size := keptChunk
+		if k < 8 {
+			size = keptChunk >> (8 - k)
+		}
+		f.kept = append(f.kept, make([]byte, 0, max(size, len(raw))))
 		k++
 	}
 	last := &f.kept[k-1]
-	if f.nKept > 0 {
-		*last = append(*last, ',')
-	}
+	n := len(*last)
 	*last = append(*last, raw...)
-	f.nKept++
+	f.keptRecs = append(f.keptRecs, keptRec{ord: ord, raw: (*last)[n:len(*last):len(*last)]})
+}
+
+// settle reads again, where they lie, the records whose part in the cross-record decisions was
+// learnt only after they were read: each one's contribution as read is taken back and redone
+// with what is known now, and a record that is kept after all is kept.
+func (f *wholeFold) settle(parts []WholePart) error {
+	if len(f.late) == 0 {
+		return nil
+	}
+	slices.Sort(f.late)
+	late := slices.Compact(f.late)
+	idx := f.idx
+	for len(late) > 0 {
+		p := idx.part(late[0])
+		n := 1
+		for n < len(late) && idx.part(late[n]) == p {
+			n++
+		}
+		group := late[:n]
+		late = late[n:]
+		at, size := make([]int64, n), make([]uint32, n)
+		for k, o := range group {
+			at[k], size[k] = idx.at.get(int(o)), idx.size.get(int(o))
+		}
+		err := reread(parts[p], at, size, func(k int, raw []byte) error {
+			return f.redo(group[k], raw)
+		})
+		if err != nil {
+			if errors.Is(err, rules.ErrRuleFailed) {
+				return err
+			}
+			return partError(parts[p].Name, errPartChanged)
+		}
+	}
+	f.late = nil
+	return nil
+}
+
+// redo takes back the contribution of the record with ordinal ord as it was read and redoes it.
+func (f *wholeFold) redo(ord uint32, raw []byte) error {
+	f.slabs.Reset()
+	v, err := jsontree.Decode(raw, jsontree.Options{MaxDepth: f.depth}, &f.slabs)
+	if err != nil || v.Kind() != jsontree.Object {
+		return errPartChanged
+	}
+	idx := f.idx
+	id := v.Get("id")
+	idk := idx.key(id.Str())
+	if slot := idx.ids.get(idk); id.Kind() != jsontree.String || slot == nil || slot.first() != ord {
+		return errPartChanged
+	}
+	was := f.keptRead.has(ord)
+	kept := was || idx.repeated(f.contentKey(&v)) || v.Get("origin_claim_id").Present() || idx.named(idk)
+	superseded := idx.superseded(idk)
+	cov := f.x.cov
+	r := f.facts(&v)
+	f.x.cov = cov // counted when the record was read
+	if err := f.apply(r, superseded && !f.lateSup[ord], was, -1); err != nil {
+		return err
+	}
+	if err := f.apply(r, superseded, kept, 1); err != nil {
+		return err
+	}
+	if kept && !was {
+		f.keep(ord, raw)
+	}
+	return nil
 }

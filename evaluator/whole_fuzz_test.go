@@ -1,8 +1,11 @@
 package evaluator_test
 
 import (
+	"bytes"
+	"io"
 	"math/rand"
 	"testing"
+	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -12,7 +15,9 @@ import (
 
 // FuzzWholeStreamingReader feeds untrusted bytes to the whole-store check's streaming reader, as
 // one part and cut in two at a point the input chooses: it never panics, and one part gets the
-// service's report or refusal (but for the refusals about the caps, which do not apply).
+// service's report or refusal (but for the refusals about the caps, which do not apply), and so
+// does the part read one byte at a time (the splitter's window then ends at every byte: a string,
+// an escape or a record cut anywhere).
 //
 //	go test ./evaluator -run '^$' -fuzz FuzzWholeStreamingReader -fuzztime 2m
 func FuzzWholeStreamingReader(f *testing.F) {
@@ -47,8 +52,28 @@ func FuzzWholeStreamingReader(f *testing.F) {
 				t.Fatalf("report differs:\n%s", d)
 			}
 		}
+		b, bref, err := evaluator.AuditWhole(ps, oneByteParts(body), now)
+		switch {
+		case err != nil:
+			t.Fatalf("one byte at a time: %v", err)
+		case !cmp.Equal(bref, wref):
+			t.Fatalf("one byte at a time: refusal %+v, not %+v", bref, wref)
+		case wref == nil:
+			if d := cmp.Diff(string(marshal(t, w.Report)), string(marshal(t, b.Report))); d != "" {
+				t.Fatalf("one byte at a time: report differs:\n%s", d)
+			}
+		}
 		at := int(cut) % (len(body) + 1)
 		// Two arbitrary halves: anything but a panic (a refusal, or headers that disagree).
 		_, _, _ = evaluator.AuditWhole(ps, bodyParts(body[:at], body[at:]), now)
 	})
+}
+
+// oneByteParts are in-memory parts read one byte at a time, named part1, part2, ...
+func oneByteParts(bodies ...[]byte) []evaluator.WholePart {
+	out := bodyParts(bodies...)
+	for i, b := range bodies {
+		out[i].Open = func() (io.ReadCloser, error) { return io.NopCloser(iotest.OneByteReader(bytes.NewReader(b))), nil }
+	}
+	return out
 }

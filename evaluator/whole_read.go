@@ -1,11 +1,11 @@
 package evaluator
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"slices"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -14,113 +14,138 @@ import (
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
-// The streaming reader of the local whole-store check: a part is read through jsontext's strict
-// decoder (duplicate names and UTF-8 checked, as jsontree.Decode checks them) one top-level member
-// at a time, and the records array one element at a time, so that only one record's bytes are
-// held however large the part is. Pass 1 alone tokenizes a part: it notes where each record's
-// bytes lie, and pass 2 reads them from there without tokenizing again (readSpans).
+// The part reader of the local whole-store check: a part is cut by partScanner into its top-level
+// members and, when records is an array, its records one by one; each cut is decoded strictly by
+// jsontree afterwards (the records a batch at a time, the header once), so a part is read once,
+// tokenized once, and only one batch of records is held however large it is.
 
 // errSyntax stands for a part that is not strict JSON, or not an object: the service answers
 // such a body with export_required.
 var errSyntax = errors.New("whole-store check: not an export")
 
-// ioReader remembers the error of the reader beneath, to tell a read failure from bad JSON.
-type ioReader struct {
-	r   io.Reader
-	err error
+// errRestart is what reading a part says when a member follows its records array: the records
+// were read under a header that was not yet whole, and the check starts again knowing every
+// part's header (wholeRun.prepass).
+var errRestart = errors.New("whole-store check: a member follows the records")
+
+// partHooks receive a part as it is read: at (which says whether the records array is about to
+// be read and whether it is empty) once the records array begins, every record's bytes and where
+// they lie, and done once the array ends. A hook's error stops the reading.
+type partHooks struct {
+	at     func(hdr *wholeHeader, empty bool) error
+	record func(raw []byte, at int64) error
+	done   func() error
 }
 
-func (r *ioReader) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
-	if err != nil && err != io.EOF {
-		r.err = err
+// readTop reads one part through s: its members into hdr, its records through h (nil: the
+// records are cut out and skipped). It returns errSyntax for a part whose text between the values
+// is not strict JSON, errRestart when a member follows the records array, or a hook's error.
+func readTop(s *partScanner, hdr *wholeHeader, h *partHooks) error {
+	if !s.punct('{') {
+		return errSyntax
 	}
-	return n, err
-}
-
-// scanHooks receive a part's top-level members as they come: every member but an array of
-// records as its raw bytes (member, which keeps them), and each element of the records array as
-// what m read of it and where its bytes lie (record). records is asked, when the records array
-// begins, whether to read it; when it says no the array is skipped.
-type scanHooks struct {
-	member  func(name string, raw []byte)
-	records func() bool
-	record  func(i int, at int64, size int) error
-	m       *recordMembers // reads each element; the records hook sets its content field
-	idx     *wholeIndex    // whose seeds m hashes with
-}
-
-// scanPart reads one part through h. It returns the records read, errSyntax for a part that is not
-// strict JSON or not an object, a read error, or the first error of h.record.
-func scanPart(r io.Reader, h scanHooks) (int, error) {
-	src := &ioReader{r: r}
-	d := jsontext.NewDecoder(src)
-	n, err := scanTop(d, h)
-	if err != nil && src.err != nil {
-		return n, src.err
-	}
-	return n, err
-}
-
-func scanTop(d *jsontext.Decoder, h scanHooks) (int, error) {
-	tok, err := d.ReadToken()
-	if err != nil || tok.Kind() != '{' {
-		return 0, errSyntax
-	}
-	n := 0
-	for {
-		tok, err := d.ReadToken()
-		if err != nil {
-			return n, errSyntax
+	names := map[string]bool{}
+	after := false
+	for first := true; ; first = false {
+		c, ok := s.peek()
+		if !ok {
+			return errSyntax
 		}
-		if tok.Kind() == '}' {
+		if c == '}' && first {
+			s.i++
 			break
 		}
-		name := tok.String()
-		if name == "records" && d.PeekKind() == '[' {
-			if !h.records() {
-				if d.SkipValue() != nil {
-					return n, errSyntax
-				}
-				continue
+		if !first {
+			if c == '}' {
+				s.i++
+				break
 			}
-			if n, err = streamRecords(d, h); err != nil {
-				return n, err
+			if c != ',' {
+				return errSyntax
+			}
+			s.i++
+		}
+		if c, ok := s.peek(); !ok || c != '"' {
+			return errSyntax
+		}
+		raw, _, ok := s.value()
+		if !ok {
+			return errSyntax
+		}
+		name, err := jsontext.AppendUnquote(nil, raw)
+		if err != nil || names[string(name)] {
+			return errSyntax
+		}
+		names[string(name)] = true
+		if !s.punct(':') {
+			return errSyntax
+		}
+		if c, ok := s.peek(); ok && c == '[' && string(name) == "records" {
+			hdr.array = true
+			if err := readRecords(s, hdr, h); err != nil {
+				return err
 			}
 			continue
 		}
-		v, err := d.ReadValue()
-		if err != nil {
-			return n, errSyntax
+		v, _, ok := s.value()
+		if !ok {
+			return errSyntax
 		}
-		h.member(name, bytes.Clone(v))
+		if hdr.array {
+			after = true
+		}
+		hdr.names, hdr.raw[string(name)] = append(hdr.names, string(name)), bytes.Clone(v)
 	}
-	if _, err := d.ReadToken(); err != io.EOF {
-		return n, errSyntax
+	if !s.end() {
+		return errSyntax
 	}
-	return n, nil
+	if after {
+		return errRestart
+	}
+	return nil
 }
 
-// streamRecords reads the records array, one element at a time.
-func streamRecords(d *jsontext.Decoder, h scanHooks) (int, error) {
-	if _, err := d.ReadToken(); err != nil {
-		return 0, errSyntax
+// readRecords reads the records array, one element at a time.
+func readRecords(s *partScanner, hdr *wholeHeader, h *partHooks) error {
+	s.i++ // '['
+	c, ok := s.peek()
+	if !ok {
+		return errSyntax
+	}
+	if h != nil {
+		if err := h.at(hdr, c == ']'); err != nil {
+			return err
+		}
 	}
 	n := 0
-	for d.PeekKind() != ']' {
-		at, size, err := h.m.read(d, h.idx)
-		if err != nil {
-			return n, errSyntax
+	if c == ']' {
+		s.i++
+	} else {
+		for {
+			raw, at, ok := s.value()
+			if !ok {
+				return errSyntax
+			}
+			if h != nil {
+				if err := h.record(raw, at); err != nil {
+					return err
+				}
+			}
+			n++
+			if c, ok := s.peek(); ok && c == ']' {
+				s.i++
+				break
+			}
+			if !s.punct(',') {
+				return errSyntax
+			}
 		}
-		if err := h.record(n, at, size); err != nil {
-			return n, err
-		}
-		n++
 	}
-	if _, err := d.ReadToken(); err != nil {
-		return n, errSyntax
+	hdr.records = n
+	if h != nil {
+		return h.done()
 	}
-	return n, nil
+	return nil
 }
 
 // wholeHeader is one part's top-level members but its records: the raw bytes of each, in order,
@@ -131,6 +156,8 @@ type wholeHeader struct {
 	array   bool // records is an array (its elements were streamed)
 	records int
 }
+
+func newWholeHeader() *wholeHeader { return &wholeHeader{raw: map[string][]byte{}} }
 
 // agreeing are the members whose values must be the same in every part.
 var agreeing = []string{"family", "form", "variant", "manifest"}
@@ -146,6 +173,19 @@ func (h *wholeHeader) differs(o *wholeHeader) string {
 		}
 	}
 	return ""
+}
+
+// same reports whether h and o are the same members with the same bytes (a part read twice).
+func (h *wholeHeader) same(o *wholeHeader) bool {
+	if !slices.Equal(h.names, o.names) || h.array != o.array {
+		return false
+	}
+	for _, m := range h.names {
+		if !bytes.Equal(h.raw[m], o.raw[m]) {
+			return false
+		}
+	}
+	return true
 }
 
 func canonicalJSON(raw []byte) []byte {
@@ -194,141 +234,31 @@ func appendMember(b []byte, name string, raw []byte) []byte {
 	return append(b, ',')
 }
 
-// str is a header member's string value ("" when absent or not a string).
-func (h *wholeHeader) str(name string) string {
-	raw, ok := h.raw[name]
-	if !ok || jsontext.Value(raw).Kind() != '"' {
-		return ""
-	}
+// jsontextDepth is the nesting depth jsontext's decoder accepts: a value nested deeper is not
+// JSON to it, while one within it but deeper than the criteria's limit is an export the service
+// refuses for its depth. The check tells the two apart the way its first reader did.
+const jsontextDepth = 10000
+
+// decodeFailure sorts out why body did not decode under the criteria's depth limit: errSyntax
+// when it is not JSON at all, errTooDeep when it is only too deep.
+func decodeFailure(body []byte) error {
 	var s jsontree.Slabs
-	v, err := jsontree.Decode(raw, jsontree.Options{MaxDepth: 1}, &s)
-	if err != nil {
-		return ""
+	if _, err := jsontree.Decode(body, jsontree.Options{MaxDepth: jsontextDepth}, &s); err != nil {
+		return errSyntax
 	}
-	return v.Str()
+	return errTooDeep
 }
 
-// indexPart is pass 1 over one part (see whole.go).
-func (idx *wholeIndex) indexPart(ps *rules.ProgramSet, p WholePart, i int) (*WholeRefusal, error) {
-	hdr := &wholeHeader{raw: map[string][]byte{}}
-	pi := partIndex{dupAt: -1, hdr: hdr}
-	m := &recordMembers{}
-	retry := false
-	hooks := scanHooks{
-		member: func(name string, raw []byte) {
-			hdr.names, hdr.raw[name] = append(hdr.names, name), raw
-		},
-		records: func() bool {
-			hdr.array = true
-			if form, ok := ps.Criteria().Forms[hdr.str("form")]; ok {
-				m.field = form.ContentField
-				return true
-			}
-			// The form comes after the records (or is not one): read them again once it is known.
-			retry = true
-			return false
-		},
-		record: func(n int, at int64, size int) error {
-			pi.spans.add(at, size)
-			idx.indexRecord(&pi, n, m)
-			return nil
-		},
-		m: m, idx: idx,
-	}
-	n, ref, err := readPart(p, hooks)
-	if ref != nil || err != nil {
-		return ref, err
-	}
-	if retry {
-		if form, ok := ps.Criteria().Forms[hdr.str("form")]; ok {
-			m.field = form.ContentField
-		}
-		hooks.member, hooks.records = func(string, []byte) {}, func() bool { return true }
-		if n, ref, err = readPart(p, hooks); ref != nil || err != nil {
-			return ref, err
-		}
-	}
-	pi.records, hdr.records = n, n
-	idx.parts = append(idx.parts, pi)
-	if i == 0 {
-		idx.header = hdr
-	} else if m := idx.header.differs(hdr); m != "" {
-		return nil, fmt.Errorf("whole-store check: part %s: member %s differs from the first part's", p.Name, m)
-	}
-	return nil, nil
-}
+// errTooDeep is a part nested deeper than the criteria allow: refused with export_required, but
+// in its turn among the parts' refusals rather than at once like a part that is not JSON.
+var errTooDeep = errors.New("whole-store check: nested too deep")
 
-// spans are where a part's records lie in its bytes, in order: 12 bytes a record, in chunks.
-type spans struct {
-	at chunked[int64]
-	n  chunked[uint32]
-}
-
-func (s *spans) add(at int64, n int) {
-	s.at.add(at)
-	s.n.add(uint32(n))
-}
-
-// spanBuffer is how much of a part readSpans reads at a time.
-const spanBuffer = 256 << 10
-
-// readSpans opens p and hands each record at the places sp notes to record, in order, reading the
-// bytes between them without looking at them: pass 1 has tokenized the part already. A part that
-// is shorter than pass 1 read is an error, which readError names.
-func readSpans(p WholePart, sp *spans, record func(n int, raw []byte) error) error {
-	if sp.at.n == 0 {
-		return nil
-	}
-	rc, err := p.Open()
-	if err != nil {
-		return err // readError names the part
-	}
-	defer rc.Close()
-	br := bufio.NewReaderSize(rc, spanBuffer)
-	var (
-		pos int64
-		buf []byte
-		k   int
-	)
-	for c, ats := range sp.at.chunks {
-		for j, at := range ats {
-			n := sp.n.chunks[c][j]
-			if _, err := br.Discard(int(at - pos)); err != nil {
-				return errPartChanged
-			}
-			buf = slices.Grow(buf[:0], int(n))[:n]
-			if _, err := io.ReadFull(br, buf); err != nil {
-				return errPartChanged
-			}
-			pos = at + int64(n)
-			if err := record(k, buf); err != nil {
-				return err
-			}
-			k++
-		}
-		// Read: let the chunk go, for the kept records and the batches to reuse.
-		sp.at.chunks[c], sp.n.chunks[c] = nil, nil
-	}
-	return nil
-}
-
-// errPartChanged is the error of a part whose bytes are no longer where pass 1 read them.
+// errPartChanged is the error of a part whose bytes are no longer where the first read found them.
 var errPartChanged = errors.New("the part changed while it was read")
 
-// readPart opens p and reads it through h: a part that is not strict JSON is refused
-// (export_required), one that cannot be read is an error.
-func readPart(p WholePart, h scanHooks) (int, *WholeRefusal, error) {
-	rc, err := p.Open()
-	if err != nil {
-		return 0, nil, partError(p.Name, err)
-	}
-	defer rc.Close()
-	n, err := scanPart(rc, h)
-	if err != nil {
-		ref, err := readError(p, err)
-		return n, ref, err
-	}
-	return n, nil, nil
+// partError is the static error of a part that cannot be read.
+func partError(name string, err error) error {
+	return fmt.Errorf("whole-store check: part %s: %w", name, err)
 }
 
 // readError turns what reading part p met into a refusal or an error.
@@ -336,7 +266,7 @@ func readError(p WholePart, err error) (*WholeRefusal, error) {
 	switch {
 	case err == nil:
 		return nil, nil
-	case errors.Is(err, errSyntax):
+	case errors.Is(err, errSyntax), errors.Is(err, errTooDeep):
 		return &WholeRefusal{Part: p.Name, Refusal: newRefusal("export_required")}, nil
 	case errors.Is(err, rules.ErrRuleFailed):
 		return nil, err
@@ -344,26 +274,64 @@ func readError(p WholePart, err error) (*WholeRefusal, error) {
 	return nil, partError(p.Name, err)
 }
 
-// indexRecord adds what pass 1 read of one record to the index. A record that is not an object
-// adds nothing; one nested too deep is indexed all the same, and pass 2 refuses its part.
-func (idx *wholeIndex) indexRecord(pi *partIndex, n int, m *recordMembers) {
-	if !m.object {
-		return
+// readPart opens p and reads it through h into hdr, with buf as the scanner's window. size, when
+// not nil, is told the part's size in bytes when the reader knows it (a regular file, or a reader
+// with a Size method such as io.SectionReader), -1 otherwise.
+func readPart(p WholePart, hdr *wholeHeader, h *partHooks, buf []byte, size *int64) ([]byte, error) {
+	rc, err := p.Open()
+	if err != nil {
+		return buf, partError(p.Name, err)
 	}
-	if m.hasID {
-		idx.idAt.add(idPlace{k: m.id, part: int32(len(idx.parts)), index: int32(n)})
-	}
-	if m.field != "" {
-		idx.keys.add(m.content)
-	}
-	for _, k := range m.targets {
-		v := idx.targets[k] | 1
-		if !m.hasID || k != m.id {
-			v |= 2 // R-14: a record superseding itself is not a target
+	defer rc.Close()
+	if size != nil {
+		*size = -1
+		switch r := rc.(type) {
+		case interface{ Stat() (fs.FileInfo, error) }:
+			if fi, err := r.Stat(); err == nil && fi.Mode().IsRegular() {
+				*size = fi.Size()
+			}
+		case interface{ Size() int64 }:
+			*size = r.Size()
 		}
-		idx.targets[k] = v
 	}
-	if m.hasOrigin {
-		idx.pointers[m.origin] = struct{}{}
+	s := newPartScanner(rc, buf)
+	err = readTop(s, hdr, h)
+	if s.err != nil && (err == nil || errors.Is(err, errSyntax)) {
+		return s.buf, partError(p.Name, s.err)
 	}
+	return s.buf, err
+}
+
+// reread hands the records of part p at the places at (sorted, with their lengths n) to record,
+// in order: by ReadAt when the part can, otherwise by reading it through once more. Bytes that
+// are not there any more are errPartChanged.
+func reread(p WholePart, at []int64, n []uint32, record func(k int, raw []byte) error) error {
+	rc, err := p.Open()
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	var buf []byte
+	ra, _ := rc.(io.ReaderAt)
+	var pos int64
+	for k := range at {
+		buf = slices.Grow(buf[:0], int(n[k]))[:n[k]]
+		if ra != nil {
+			if _, err := ra.ReadAt(buf, at[k]); err != nil {
+				return errPartChanged
+			}
+		} else {
+			if _, err := io.CopyN(io.Discard, rc, at[k]-pos); err != nil {
+				return errPartChanged
+			}
+			if _, err := io.ReadFull(rc, buf); err != nil {
+				return errPartChanged
+			}
+			pos = at[k] + int64(n[k])
+		}
+		if err := record(k, buf); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -288,9 +289,10 @@ func TestWholeEqualsServiceOnCorpus(t *testing.T) {
 	t.Logf("%d corpus exports compared", compared)
 }
 
-// TestWholeReadsRecordsWhereTheyLie: pass 2 reads each record at the offset pass 1 noted, so the
-// spacing between records must not matter (an indented part gives the compact part's report),
-// and a part whose bytes change between the passes is an error naming it, never a report.
+// TestWholeReadsRecordsWhereTheyLie: the spacing between records must not matter (an indented
+// part gives the compact part's report), and a record that turns out to be kept after it was read
+// (here the cluster's copy in part 1, whose other copy is in part 2) is read again where it lay:
+// a part whose bytes change in between is an error naming it, never a report.
 func TestWholeReadsRecordsWhereTheyLie(t *testing.T) {
 	a, b := splitClusterParts(t)
 	want, ref := auditWhole(t, a, b)
@@ -312,12 +314,39 @@ func TestWholeReadsRecordsWhereTheyLie(t *testing.T) {
 	changing := evaluator.WholePart{Name: "part1", Open: func() (io.ReadCloser, error) {
 		opens++
 		if opens > 1 {
-			return io.NopCloser(bytes.NewReader(a[:len(a)/2])), nil
+			return io.NopCloser(bytes.NewReader(bytes.Repeat([]byte{' '}, len(a)))), nil
 		}
 		return io.NopCloser(bytes.NewReader(a)), nil
 	}}
-	_, ref, err := evaluator.AuditWhole(shipped(t), []evaluator.WholePart{changing}, now)
+	_, ref, err := evaluator.AuditWhole(shipped(t), append([]evaluator.WholePart{changing}, bodyParts(b)...), now)
 	if ref != nil || err == nil || err.Error() != "whole-store check: part part1: the part changed while it was read" {
 		t.Fatalf("changed part: %+v %v", ref, err)
+	}
+}
+
+// TestWholeReadsRecordsLargerThanItsWindow: a record larger than the splitter's window (256 KB)
+// grows it, and its part gives the report the same part gives with that record's content short
+// (the content is no other record's, so nothing else changes), read in one piece or one byte at
+// a time.
+func TestWholeReadsRecordsLargerThanItsWindow(t *testing.T) {
+	export := func(content string) []byte {
+		return []byte(`{"family":"mem0","form":"full_text","records":[` +
+			`{"id":"a","content_text":"same","user_id":"u1"},` +
+			`{"id":"b","content_text":"` + content + `","user_id":"u1"},` +
+			`{"id":"c","content_text":"same","user_id":"u2"}]}`)
+	}
+	want, ref := auditWhole(t, export("short"))
+	if ref != nil {
+		t.Fatalf("refusal %+v", ref)
+	}
+	big := export(strings.Repeat(`long \"text\" \\ `, 70_000)) // about 1.1 MB
+	for _, parts := range [][]evaluator.WholePart{bodyParts(big), oneByteParts(big)} {
+		got, ref, err := evaluator.AuditWhole(shipped(t), parts, now)
+		if err != nil || ref != nil {
+			t.Fatalf("refusal %+v, error %v", ref, err)
+		}
+		if d := cmp.Diff(want.Report, got.Report); d != "" {
+			t.Fatalf("report differs (-short +long):\n%s", d)
+		}
 	}
 }

@@ -51,8 +51,9 @@ func listParts(args []string) ([]part, error) {
 	return out, nil
 }
 
-// The standard input is read more than once (a whole-store check reads each part twice), so the
-// first open spools it to a temporary file, removed at once and read through its open descriptor
+// The standard input may be read more than once (a whole-store check reads a record again where
+// it lies when its part in a cluster or a pointer chain shows later), so the first open spools it
+// to a temporary file, removed at once and read through its open descriptor
 // afterwards: the bytes are never held in memory, and nothing is left behind.
 var (
 	spoolOnce sync.Once
@@ -79,8 +80,16 @@ func openStdin() (io.ReadCloser, error) {
 	if spoolErr != nil {
 		return nil, fmt.Errorf("read standard input: %w", spoolErr)
 	}
-	return io.NopCloser(io.NewSectionReader(spooled, 0, spoolSize)), nil
+	return spooledPart{io.NewSectionReader(spooled, 0, spoolSize)}, nil
 }
+
+// spooledPart is one read of the spooled standard input. It keeps the section's ReadAt and Size,
+// which the whole-store check uses to read a record again where it lies and to size its tables
+// once; closing it leaves the spool open for the next read.
+type spooledPart struct{ *io.SectionReader }
+
+// Close does nothing: the spool is read again by the next open.
+func (spooledPart) Close() error { return nil }
 
 func filePart(path string) part {
 	return part{name: path, open: func() (io.ReadCloser, error) { return os.Open(path) }}
