@@ -30,6 +30,9 @@ type result struct {
 	rate         float64
 	p50, p99     time.Duration
 	total        time.Duration // the answered requests' latencies summed
+	// serverCPU and clientCPU are the CPU time the server and this program used during the
+	// load, each over every request sent (answered or not).
+	serverCPU, clientCPU time.Duration
 }
 
 // runStore starts the server on one store and runs every route and level against it.
@@ -100,7 +103,10 @@ func (s *benchServer) loadSampled(route string, c int, d time.Duration, bodies [
 			}
 		}
 	}()
+	server, self := processCPU(s.pid), selfCPU()
 	r := load(s.client, s.base, route, s.token, c, d, bodies, seq)
+	r.serverCPU = perRequest(processCPU(s.pid)-server, r.n+r.failed)
+	r.clientCPU = perRequest(selfCPU()-self, r.n+r.failed)
 	close(stop)
 	pk := <-peak
 	r.peakRSS, r.peakAnon = pk[0], pk[1]
@@ -223,13 +229,15 @@ func rss(pid int, field string) int64 {
 	return 0
 }
 
-// inProcess is the engine's rate on the bodies, in this process, on one goroutine.
-func inProcess(bodies [][]byte, d time.Duration) (float64, error) {
+// inProcess is the engine's rate on the bodies, in this process, on one goroutine, and the CPU
+// time this process used per audit meanwhile (the collector's included).
+func inProcess(bodies [][]byte, d time.Duration) (float64, time.Duration, error) {
+	cpu := selfCPU()
 	n, took, err := inProcessN(bodies, d)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return float64(n) / took.Seconds(), nil
+	return float64(n) / took.Seconds(), perRequest(selfCPU()-cpu, n), nil
 }
 
 var (
