@@ -119,7 +119,7 @@ func (s *benchServer) loadSampled(route string, c int, d time.Duration, bodies [
 // moves both alike). It notes both rates and the audit's step means over HTTP in mem.
 func (s *benchServer) interleave(mem *memory, d time.Duration, bodies [][]byte, seq *atomic.Int64) error {
 	var httpN, engN int
-	var httpT, engT, httpLat time.Duration
+	var httpT, engT, httpLat, engCPU time.Duration
 	before, err := auditSteps(s.client, s.base)
 	if err != nil {
 		return err
@@ -127,13 +127,15 @@ func (s *benchServer) interleave(mem *memory, d time.Duration, bodies [][]byte, 
 	for end := time.Now().Add(2 * d); time.Now().Before(end); {
 		r := load(s.client, s.base, "/audit", s.token, 1, slice, bodies, seq)
 		httpN, httpT, httpLat = httpN+r.n, httpT+slice, httpLat+r.total
+		cpu := selfCPU()
 		n, took, err := inProcessN(bodies, slice)
 		if err != nil {
 			return err
 		}
-		engN, engT = engN+n, engT+took
+		engN, engT, engCPU = engN+n, engT+took, engCPU+selfCPU()-cpu
 	}
 	mem.http1, mem.inproc = float64(httpN)/httpT.Seconds(), float64(engN)/engT.Seconds()
+	mem.engineCPU = perRequest(engCPU, engN)
 	after, err := auditSteps(s.client, s.base)
 	if err != nil {
 		return err
@@ -151,7 +153,8 @@ const slice = 250 * time.Millisecond
 // memory is what the server held: at rest after its start, and its high-water mark.
 type memory struct {
 	idle, hwm     int64
-	http1, inproc float64 // audits/s at concurrency 1 over HTTP and in process, interleaved
+	http1, inproc float64       // audits/s at concurrency 1 over HTTP and in process, interleaved
+	engineCPU     time.Duration // the in-process engine's CPU time an audit in those slices
 	// steps is the mean time of each step of an audit over HTTP at concurrency 1 (the server's
 	// scope_hygiene_audit_step_duration_seconds, read before and after), in the server's order.
 	steps []stepMean
