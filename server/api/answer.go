@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/scopehygiene/scope-hygiene/server/sign"
 	"github.com/scopehygiene/scope-hygiene/server/store"
 )
 
@@ -17,9 +18,14 @@ import (
 // the whole of it has been written.
 
 // answerReport is the answer stage of a paid audit: the signed report, counted under its payer.
+// Once written, the report's buffer is given back for the next one to be signed in: writing it
+// kept no reference to it, and nothing after this stage reads it.
 func (r *request) answerReport() error {
 	r.s.countResult(store.OpAudit, r.payer())
-	return document(r.c, r.signed)
+	err := document(r.c, r.signed)
+	sign.Recycle(r.signed)
+	r.signed = nil
+	return err
 }
 
 // payer is the payer label of an audit's result: an operator's house audit, or a paid one.

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"unicode/utf16"
 
@@ -24,6 +25,31 @@ import (
 // every Signer (a process has one), and kept out of the Signer type, which the web page's
 // WebAssembly build also has.
 var canonicalHint atomic.Int64
+
+// docs holds the buffers of signed documents that have been written out (Recycle), so that the
+// next report is written and signed in one of them instead of a new one: a max-size report's
+// buffer is about 125 KB, a fifth of what a server request allocates, and what a request
+// allocates is what paces the garbage collector.
+var docs sync.Pool // of *[]byte
+
+// Recycle gives back the buffer of a document Sign returned, once nothing reads it any more (its
+// answer has been written: an io.Writer keeps no reference to what it was given). The next
+// Canonicaler signed may be written into it.
+func Recycle(doc []byte) {
+	if cap(doc) == 0 {
+		return
+	}
+	doc = doc[:0]
+	docs.Put(&doc)
+}
+
+// docBuffer is an empty buffer with room for n bytes, a recycled one when one is that large.
+func docBuffer(n int) []byte {
+	if p, ok := docs.Get().(*[]byte); ok && cap(*p) >= n {
+		return (*p)[:0]
+	}
+	return make([]byte, 0, n)
+}
 
 // Canonicaler is a result that writes its own JCS form and knows where the signature member goes
 // in it (the audit report does, so that signing it neither parses nor scans what it just wrote).
@@ -111,13 +137,13 @@ func (s *Signer) member(sig []byte) string {
 // Sign signs the canonical form and returns the signed document, spliced in place into the
 // canonical form's buffer (which it owns from here). It is called once, from any goroutine.
 //
-// A Canonicaler is written here, into a buffer of about the size hint with room for the member,
-// so that the signature is spliced in place. A Canonicaler that already has a member named
+// A Canonicaler is written here, into a buffer of about the size hint with room for the member
+// (a recycled one when there is one that large), so that the signature is spliced in place. A Canonicaler that already has a member named
 // "signature" is a defect of its type, never of an input: Sign panics.
 func (u *Unsigned) Sign() []byte {
 	body, at := u.body, u.at
 	if u.c != nil {
-		body, at = u.c.AppendCanonicalPlaced(make([]byte, 0, int(canonicalHint.Load())+u.s.memberLen()+1), Member)
+		body, at = u.c.AppendCanonicalPlaced(docBuffer(int(canonicalHint.Load())+u.s.memberLen()+1), Member)
 		if at < 1 || len(body) < 2 || body[0] != '{' {
 			panic("sign: a result type writes no object, or a member named signature")
 		}

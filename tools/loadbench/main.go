@@ -4,8 +4,10 @@
 // a fixed time each, on SQLite and on PostgreSQL. It prints requests per second, p50 and p99 per
 // route and level, the server's peak resident memory (and its anonymous part, the Go runtime's
 // memory) against the bodies in flight, and beside it the engine's in-process rate on the same
-// bodies (the share HTTP reaches at concurrency 1). Last, per store, issue 28's three figures
-// against their targets (targets.go).
+// bodies (the share HTTP reaches at concurrency 1). Each level also prints the CPU time the
+// server and this program spent per request (cpu.go), the steadier figure on a shared machine.
+// Last, per store, issue 28's three figures against their targets, with the CPU budget the rate
+// target leaves (targets.go).
 //
 // Nothing leaves the machine: the server listens on 127.0.0.1 and every request goes there.
 //
@@ -21,12 +23,14 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -107,12 +111,12 @@ func bench(o options, stdout, stderr io.Writer) error {
 		size += len(b)
 	}
 	avg := size / len(bodies)
-	inproc, err := inProcess(bodies, o.duration)
+	inproc, engineCPU, err := inProcess(bodies, o.duration)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "max-size exports: %d families, %d bytes on average; %s per route and level\n\n", len(bodies), avg, o.duration)
-	fmt.Fprintf(stdout, "in-process engine (evaluator.PrepareWith an owned body + Audit, one goroutine): %.1f audits/s\n\n", inproc)
+	fmt.Fprintf(stdout, "in-process engine (evaluator.PrepareWith an owned body + Audit, one goroutine): %.1f audits/s, %.3f ms of CPU an audit\n\n", inproc, ms(engineCPU))
 
 	var all []result
 	mems := map[string]memory{}
@@ -131,19 +135,19 @@ func bench(o options, stdout, stderr io.Writer) error {
 		all = append(all, rs...)
 		mems[st] = mem
 	}
-	printResults(stdout, o, all, mems, avg)
+	printResults(stdout, o, all, mems, avg, engineCPU)
 	return nil
 }
 
 // printResults prints the table of every store, route and level, then per store the audit's
 // steps, the share HTTP reaches of the in-process engine, and the memory against the bodies in
 // flight (avg bytes each) at the highest level.
-func printResults(stdout io.Writer, o options, all []result, mems map[string]memory, avg int) {
+func printResults(stdout io.Writer, o options, all []result, mems map[string]memory, avg int, engineCPU time.Duration) {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "store\troute\tconcurrency\trequests\tfailed\treq/s\tp50 ms\tp99 ms\tpeak RSS MB\t")
+	fmt.Fprintln(tw, "store\troute\tconcurrency\trequests\tfailed\treq/s\tp50 ms\tp99 ms\tpeak RSS MB\tserver CPU ms/req\tloadbench CPU ms/req\t")
 	for _, r := range all {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t\n", r.store, r.route, r.c, r.n, r.failed, r.rate,
-			ms(r.p50), ms(r.p99), float64(r.peakRSS)/1e6)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.3f\t%.3f\t\n", r.store, r.route, r.c, r.n, r.failed, r.rate,
+			ms(r.p50), ms(r.p99), float64(r.peakRSS)/1e6, ms(r.serverCPU), ms(r.clientCPU))
 	}
 	tw.Flush()
 	fmt.Fprintln(stdout)
@@ -163,11 +167,11 @@ func printResults(stdout io.Writer, o options, all []result, mems map[string]mem
 		}
 	}
 	printMemory(stdout, o.levels, all, mems, avg)
-	printTargets(stdout, o, all, mems, avg)
+	printTargets(stdout, o, all, mems, avg, engineCPU)
 }
 
 // printTargets prints, per store, the figures of issue 28 against their targets.
-func printTargets(stdout io.Writer, o options, all []result, mems map[string]memory, avg int) {
+func printTargets(stdout io.Writer, o options, all []result, mems map[string]memory, avg int, engineCPU time.Duration) {
 	maxC := slices.Max(o.levels)
 	fmt.Fprintln(stdout)
 	for _, r := range all {
@@ -175,6 +179,9 @@ func printTargets(stdout io.Writer, o options, all []result, mems map[string]mem
 			continue
 		}
 		if t, ok := figures(mems[r.store], r, int64(maxC*avg)); ok {
+			// The engine's CPU from the slices interleaved with this store's run, when measured:
+			// nearer in time than the one at the start.
+			t.engineCPU, t.cores = cmp.Or(mems[r.store].engineCPU, engineCPU), runtime.NumCPU()
 			t.print(stdout, r.store)
 		}
 	}

@@ -30,6 +30,9 @@ type result struct {
 	rate         float64
 	p50, p99     time.Duration
 	total        time.Duration // the answered requests' latencies summed
+	// serverCPU and clientCPU are the CPU time the server and this program used during the
+	// load, each over every request sent (answered or not).
+	serverCPU, clientCPU time.Duration
 }
 
 // runStore starts the server on one store and runs every route and level against it.
@@ -91,7 +94,8 @@ func (s *benchServer) loadSampled(route string, c int, d time.Duration, bodies [
 		t := time.NewTicker(20 * time.Millisecond)
 		defer t.Stop()
 		for {
-			p, a = max(p, rss(s.pid, "VmRSS:")), max(a, rss(s.pid, "RssAnon:"))
+			r, anon := resident(s.pid)
+			p, a = max(p, r), max(a, anon)
 			select {
 			case <-stop:
 				peak <- [2]int64{p, a}
@@ -100,7 +104,10 @@ func (s *benchServer) loadSampled(route string, c int, d time.Duration, bodies [
 			}
 		}
 	}()
+	server, self := processCPU(s.pid), selfCPU()
 	r := load(s.client, s.base, route, s.token, c, d, bodies, seq)
+	r.serverCPU = perRequest(processCPU(s.pid)-server, r.n+r.failed)
+	r.clientCPU = perRequest(selfCPU()-self, r.n+r.failed)
 	close(stop)
 	pk := <-peak
 	r.peakRSS, r.peakAnon = pk[0], pk[1]
@@ -112,7 +119,7 @@ func (s *benchServer) loadSampled(route string, c int, d time.Duration, bodies [
 // moves both alike). It notes both rates and the audit's step means over HTTP in mem.
 func (s *benchServer) interleave(mem *memory, d time.Duration, bodies [][]byte, seq *atomic.Int64) error {
 	var httpN, engN int
-	var httpT, engT, httpLat time.Duration
+	var httpT, engT, httpLat, engCPU time.Duration
 	before, err := auditSteps(s.client, s.base)
 	if err != nil {
 		return err
@@ -120,13 +127,15 @@ func (s *benchServer) interleave(mem *memory, d time.Duration, bodies [][]byte, 
 	for end := time.Now().Add(2 * d); time.Now().Before(end); {
 		r := load(s.client, s.base, "/audit", s.token, 1, slice, bodies, seq)
 		httpN, httpT, httpLat = httpN+r.n, httpT+slice, httpLat+r.total
+		cpu := selfCPU()
 		n, took, err := inProcessN(bodies, slice)
 		if err != nil {
 			return err
 		}
-		engN, engT = engN+n, engT+took
+		engN, engT, engCPU = engN+n, engT+took, engCPU+selfCPU()-cpu
 	}
 	mem.http1, mem.inproc = float64(httpN)/httpT.Seconds(), float64(engN)/engT.Seconds()
+	mem.engineCPU = perRequest(engCPU, engN)
 	after, err := auditSteps(s.client, s.base)
 	if err != nil {
 		return err
@@ -144,7 +153,8 @@ const slice = 250 * time.Millisecond
 // memory is what the server held: at rest after its start, and its high-water mark.
 type memory struct {
 	idle, hwm     int64
-	http1, inproc float64 // audits/s at concurrency 1 over HTTP and in process, interleaved
+	http1, inproc float64       // audits/s at concurrency 1 over HTTP and in process, interleaved
+	engineCPU     time.Duration // the in-process engine's CPU time an audit in those slices
 	// steps is the mean time of each step of an audit over HTTP at concurrency 1 (the server's
 	// scope_hygiene_audit_step_duration_seconds, read before and after), in the server's order.
 	steps []stepMean
@@ -223,13 +233,37 @@ func rss(pid int, field string) int64 {
 	return 0
 }
 
-// inProcess is the engine's rate on the bodies, in this process, on one goroutine.
-func inProcess(bodies [][]byte, d time.Duration) (float64, error) {
+// resident is the resident set of process pid and its anonymous part in bytes (0 when unknown),
+// from /proc/<pid>/statm: the same figures as VmRSS and RssAnon (resident less the file-backed and
+// shared pages), from one short line. It is read every 20 ms during a load, and this program's
+// CPU counts against the server it shares the machine with.
+func resident(pid int) (rss, anon int64) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/statm", pid))
+	if err != nil {
+		return 0, 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return 0, 0
+	}
+	r, err1 := strconv.ParseInt(f[1], 10, 64)
+	shared, err2 := strconv.ParseInt(f[2], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0
+	}
+	page := int64(os.Getpagesize())
+	return r * page, (r - shared) * page
+}
+
+// inProcess is the engine's rate on the bodies, in this process, on one goroutine, and the CPU
+// time this process used per audit meanwhile (the collector's included).
+func inProcess(bodies [][]byte, d time.Duration) (float64, time.Duration, error) {
+	cpu := selfCPU()
 	n, took, err := inProcessN(bodies, d)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return float64(n) / took.Seconds(), nil
+	return float64(n) / took.Seconds(), perRequest(selfCPU()-cpu, n), nil
 }
 
 var (

@@ -32,6 +32,11 @@ type targets struct {
 	memory   float64       // peak RSS at the highest level / the bodies in flight
 	anon     float64       // its anonymous part (the Go runtime's memory) / the bodies in flight
 	c        int           // the highest level
+	// The CPU the scale target allows: at the highest level, what the server and this load
+	// generator spend on an HTTP audit against what the in-process engine spends on one, on
+	// cores cores. 1.5× the in-process rate needs the first at most cores/1.5 times the second.
+	serverCPU, clientCPU, engineCPU time.Duration
+	cores                           int
 }
 
 // figures computes a store's targets from its memory (the interleaved c = 1 slices) and its
@@ -56,6 +61,7 @@ func figures(m memory, top result, inFlight int64) (targets, bool) {
 	t.scale = top.rate / m.inproc
 	t.memory = float64(top.peakRSS) / float64(inFlight)
 	t.anon = float64(top.peakAnon) / float64(inFlight)
+	t.serverCPU, t.clientCPU = top.serverCPU, top.clientCPU
 	return t, true
 }
 
@@ -71,6 +77,13 @@ func (t targets) print(w io.Writer, store string) {
 		ms(t.overheadTarget()), holds(t.overhead <= t.overheadTarget()))
 	fmt.Fprintf(w, "%s: c = %d audits/s / in-process single-thread rate = %.2f; target >= %.1f: %s\n",
 		store, t.c, t.scale, targetScale, holds(t.scale >= targetScale))
+	if t.engineCPU > 0 && t.cores > 0 {
+		cpu := float64(t.serverCPU+t.clientCPU) / float64(t.engineCPU)
+		budget := float64(t.cores) / targetScale
+		fmt.Fprintf(w, "%s: c = %d CPU an audit: server %.3f ms + loadbench %.3f ms = %.2fx the in-process engine's %.3f ms; "+
+			"the rate target on %d cores needs <= %.2fx: %s\n", store, t.c, ms(t.serverCPU), ms(t.clientCPU), cpu, ms(t.engineCPU),
+			t.cores, budget, holds(cpu <= budget))
+	}
 	fmt.Fprintf(w, "%s: c = %d peak RSS / bodies in flight = %.1f (the anonymous part %.1f, the binary's pages the rest); target <= %.0f: %s\n",
 		store, t.c, t.memory, t.anon, targetMemory, holds(t.memory <= targetMemory))
 }

@@ -35,7 +35,7 @@ func (w writes) BeginGroup(ctx context.Context) (store.WriteTx, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: begin group: %w", err)
 	}
-	return writeTx{tx: tx, appendLedger: w.s.appendLedger}, nil
+	return writeTx{tx: tx, appendLedger: w.s.appendLedger, replay: w.s.replay, putKey: w.s.putKey}, nil
 }
 
 // Isolated implements store.GroupDB: a constraint (or a value SQLite refuses) belongs to the
@@ -54,14 +54,14 @@ func (w writes) Isolated(err error) bool {
 
 // writeTx adapts one *sql.Tx to store.WriteTx.
 type writeTx struct {
-	tx           *sql.Tx
-	appendLedger *sql.Stmt
+	tx                           *sql.Tx
+	appendLedger, replay, putKey *sql.Stmt // the Store's, prepared once
 }
 
 // Replay implements store.WriteTx.
 func (w writeTx) Replay(ctx context.Context, wk store.WriteKey, now time.Time) (store.Replay, bool, error) {
 	var r store.Replay
-	err := w.tx.QueryRowContext(ctx, replaySQL, string(wk), now.UnixMilli(), store.MaxReplays).Scan(&r.LedgerID, &r.Used)
+	err := w.tx.StmtContext(ctx, w.replay).QueryRowContext(ctx, string(wk), now.UnixMilli(), store.MaxReplays).Scan(&r.LedgerID, &r.Used)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return r, false, nil
@@ -77,7 +77,7 @@ func (w writeTx) PutKey(ctx context.Context, wk store.WriteKey, r store.Replay, 
 	if r.LedgerID > 0 {
 		ledgerID = r.LedgerID
 	}
-	if _, err := w.tx.ExecContext(ctx, putKeySQL, string(wk), ledgerID, r.Used, now.Add(store.KeyLifetime).UnixMilli()); err != nil {
+	if _, err := w.tx.StmtContext(ctx, w.putKey).ExecContext(ctx, string(wk), ledgerID, r.Used, now.Add(store.KeyLifetime).UnixMilli()); err != nil {
 		return fmt.Errorf("sqlite: store write key: %w", err)
 	}
 	return nil
