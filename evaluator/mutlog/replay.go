@@ -10,18 +10,19 @@ import (
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
-// event is one validated event.
+// event is one validated event. Its fields are laid out widest first, so that a max-size log's
+// thousand events take 96 bytes each rather than 112.
 type event struct {
 	seq          int64
+	version      int64
 	op           string
 	principal    string
-	hasPrincipal bool
-	keyed        bool   // the op names a key: raw and slot are set
-	raw          string // opaque identity (FE-R-13); never printed
-	slot         int32  // the canonical slot's number in log.slots
-	version      int64
+	raw          string   // opaque identity (FE-R-13); never printed
 	envelope     []string // nil: no envelope recorded
-	checked      bool     // authority_checked exactly true
+	slot         int32    // the canonical slot's number in log.slots
+	hasPrincipal bool
+	keyed        bool // the op names a key: raw and slot are set
+	checked      bool // authority_checked exactly true
 }
 
 // grantMember is one present member of a grant: the dimension's index in log.dims (-1 when the
