@@ -348,7 +348,7 @@ func (x *lexer) resolvePrincipals(l *log, steps []string, factsOnly bool) bool {
 			mStart := len(members)
 			for _, m := range x.mems[g.lo:g.hi] {
 				if m.present {
-					members = append(members, grantMember{dim: dimIndex(l.dims, x.str(m.name)), val: canonical(steps, x.str(m.val), nil)})
+					members = append(members, grantMember{dim: dimIndex(l.dims, x.str(m.name)), val: canonical(steps, x.str(m.val))})
 				}
 			}
 			var gm []grantMember // nil when no member is present, as readPrincipals leaves it

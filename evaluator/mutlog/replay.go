@@ -72,17 +72,16 @@ type snapEntry struct {
 	version int64
 }
 
-// canonical applies the criteria's steps in order (FE-R-12). Most keys are already canonical, so
-// a step that changes nothing returns its input (trimming returns a part of it) and costs no
-// allocation. A step that must rewrite bytes writes them to *scratch when scratch is not nil: the
-// result is then valid only until the next call with the same scratch.
-func canonical(steps []string, s string, scratch *[]byte) string {
+// canonical applies the criteria's steps in order (FE-R-12). Most values are already canonical,
+// so a step that changes nothing returns its input (trimming returns a part of it) and costs no
+// allocation. keyOf applies the same steps as it writes an identity (canonSteps).
+func canonical(steps []string, s string) string {
 	for _, st := range steps {
 		switch st {
 		case "trim_ascii_space":
 			s = trimASCIISpace(s)
 		case "ascii_lower":
-			s = asciiLower(s, scratch)
+			s = asciiLower(s)
 		}
 	}
 	return s
@@ -100,7 +99,7 @@ func trimASCIISpace(s string) string {
 	return s
 }
 
-func asciiLower(s string, scratch *[]byte) string {
+func asciiLower(s string) string {
 	i := 0
 	for i < len(s) && (s[i] < 'A' || s[i] > 'Z') {
 		i++
@@ -108,23 +107,13 @@ func asciiLower(s string, scratch *[]byte) string {
 	if i == len(s) {
 		return s
 	}
-	var b []byte
-	if scratch != nil {
-		b = append((*scratch)[:0], s...)
-		*scratch = b
-	} else {
-		b = []byte(s)
-	}
+	b := []byte(s)
 	for ; i < len(b); i++ {
 		if c := b[i]; 'A' <= c && c <= 'Z' {
 			b[i] = c + ('a' - 'A')
 		}
 	}
-	if scratch == nil {
-		return string(b)
-	}
-	// Safe to alias: s is in *scratch only after a lowering, and then this one returned early.
-	return unsafe.String(unsafe.SliceData(b), len(b))
+	return string(b)
 }
 
 func appendLP(b []byte, s string) []byte {
@@ -152,7 +141,6 @@ func appendLen(b []byte, n int) []byte {
 type keys struct {
 	buf   []byte // the identity being built
 	arena []byte // where this export's identities are kept (str)
-	low   []byte // canonical's scratch
 	spans []int  // the canonical values' [start, end) in buf, -1 for an absent dimension
 	mems  []scopeMem
 	slots map[string]int32
@@ -162,7 +150,7 @@ type keys struct {
 func (k *keys) reset() {
 	clear(k.slots)
 	clear(k.raws)
-	k.buf, k.low, k.spans = k.buf[:0], k.low[:0], k.spans[:0]
+	k.buf, k.spans = k.buf[:0], k.spans[:0]
 	k.arena = nil // its strings belong to the log just read
 }
 
@@ -218,29 +206,27 @@ func (k *keys) key(l *log, steps []string, scope *jsontree.Value, name string, s
 // Both identities are written alike, so a key that canonicalization leaves as it is (most of
 // them) has its slot's identity as its raw one, with no second identity built or looked up.
 func (k *keys) keyOf(l *log, steps []string, mems []scopeMem, name string, slotOnly bool) (raw string, slot int32, named int) {
+	cs := stepsOf(steps)
 	b, spans := k.buf[:0], k.spans[:0]
 	same := true
 	for _, d := range l.dims {
-		v, ok := find(mems, d)
-		if !ok {
-			if _, there := findName(mems, d); there {
-				named++
-			}
+		i, there := findName(mems, d)
+		if there {
+			named++
+		}
+		if !there || !mems[i].present {
 			b = append(b, '-')
 			spans = append(spans, -1, -1)
 			continue
 		}
-		named++
-		c := canonical(steps, v, &k.low)
-		same = same && unchanged(v, c)
-		b = appendLen(append(b, '+'), len(c))
-		b = append(b, ':')
-		spans = append(spans, len(b), len(b)+len(c))
-		b = append(b, c...)
+		var at int
+		var un bool
+		b, at, un = cs.appendLP(append(b, '+'), mems[i].val)
+		same = same && un
+		spans = append(spans, at, len(b))
 	}
-	c := canonical(steps, name, &k.low)
-	same = same && unchanged(name, c)
-	b = appendLP(b, c)
+	b, _, un := cs.appendLP(b, name)
+	same = same && un
 	k.buf, k.spans = b, spans
 	n, ok := k.slots[string(b)]
 	if !ok {
@@ -256,9 +242,48 @@ func (k *keys) keyOf(l *log, steps []string, mems []scopeMem, name string, slotO
 	return raw, n, named
 }
 
-// unchanged reports whether canonical handed back its input c == s as it was.
-func unchanged(s, c string) bool {
-	return len(s) == len(c) && (len(s) == 0 || unsafe.StringData(s) == unsafe.StringData(c))
+// canonSteps are the criteria's canonicalization steps as keyOf applies them. Both steps are
+// idempotent and commute (trimming never touches a letter, lowering never a space), so applying
+// each that is listed once, in one pass, is what canonical does for any order and repeats.
+type canonSteps struct{ trim, lower bool }
+
+func stepsOf(steps []string) (c canonSteps) {
+	for _, st := range steps {
+		switch st {
+		case "trim_ascii_space":
+			c.trim = true
+		case "ascii_lower":
+			c.lower = true
+		}
+	}
+	return c
+}
+
+// appendLP writes canonical(s) as appendLP does s, straight into b: it returns where the value
+// starts in b and whether canonicalization left s as it was.
+func (c canonSteps) appendLP(b []byte, s string) ([]byte, int, bool) {
+	lo, hi := 0, len(s)
+	if c.trim {
+		for lo < hi && isASCIISpace(s[lo]) {
+			lo++
+		}
+		for hi > lo && isASCIISpace(s[hi-1]) {
+			hi--
+		}
+	}
+	b = append(appendLen(b, hi-lo), ':')
+	at := len(b)
+	b = append(b, s[lo:hi]...)
+	same := hi-lo == len(s)
+	if c.lower {
+		for i, ch := range b[at:] {
+			if 'A' <= ch && ch <= 'Z' {
+				b[at+i] = ch + ('a' - 'A')
+				same = false
+			}
+		}
+	}
+	return b, at, same
 }
 
 // newSlot numbers the slot whose identity is b and records its canonical scope.
@@ -360,7 +385,7 @@ func (l *log) readPrincipals(ps []jsontree.Value, steps []string) {
 			var g []grantMember
 			for _, mem := range gs[j].Obj() {
 				if mem.Val.Present() {
-					g = append(g, grantMember{dim: dimIndex(l.dims, mem.Name), val: canonical(steps, mem.Val.Str(), nil)})
+					g = append(g, grantMember{dim: dimIndex(l.dims, mem.Name), val: canonical(steps, mem.Val.Str())})
 				}
 			}
 			pr.grants = append(pr.grants, g)
