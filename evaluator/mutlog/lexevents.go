@@ -300,7 +300,7 @@ func (x *lexer) key(k *keys, l *log, steps []string, d int32, slotOnly bool) *re
 		mems = append(mems, scopeMem{name: x.str(m.name), val: x.str(m.val), present: m.present})
 	}
 	k.mems = mems
-	raw, slot, named := k.keyOf(l, steps, mems, x.str(pk.name), slotOnly)
+	raw, slot, named := k.keyOf(l, steps, mems, x.str(pk.name), slotOnly, false)
 	clear(mems)
 	*r = readKey{raw: raw, slot: slot, ok: named == len(mems), read: true}
 	return r

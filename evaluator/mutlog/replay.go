@@ -2,6 +2,7 @@ package mutlog
 
 import (
 	"cmp"
+	"encoding/binary"
 	"slices"
 	"strconv"
 	"unsafe"
@@ -195,7 +196,7 @@ func (k *keys) key(l *log, steps []string, scope *jsontree.Value, name string, s
 		mems = append(mems, scopeMem{name: m.Name, val: m.Val.Str(), present: m.Val.Present()})
 	}
 	k.mems = mems
-	raw, slot, _ = k.keyOf(l, steps, mems, name, slotOnly)
+	raw, slot, _ = k.keyOf(l, steps, mems, name, slotOnly, true)
 	clear(mems)
 	return raw, slot
 }
@@ -205,7 +206,11 @@ func (k *keys) key(l *log, steps []string, scope *jsontree.Value, name string, s
 // is how many of the scope's members name a dimension of the log: all of them in a valid key.
 // Both identities are written alike, so a key that canonicalization leaves as it is (most of
 // them) has its slot's identity as its raw one, with no second identity built or looked up.
-func (k *keys) keyOf(l *log, steps []string, mems []scopeMem, name string, slotOnly bool) (raw string, slot int32, named int) {
+//
+// dedupe keeps one copy of each distinct raw identity: the tree path asks for every key as often
+// as it is written, the one-pass reader once per distinct text (and two texts that differ share a
+// raw identity only when they differ in member order, spacing or escapes, which it need not save on).
+func (k *keys) keyOf(l *log, steps []string, mems []scopeMem, name string, slotOnly, dedupe bool) (raw string, slot int32, named int) {
 	cs := stepsOf(steps)
 	b, spans := k.buf[:0], k.spans[:0]
 	same := true
@@ -237,7 +242,7 @@ func (k *keys) keyOf(l *log, steps []string, mems []scopeMem, name string, slotO
 	case same:
 		raw = l.slots[n]
 	default:
-		raw = k.rawOf(l, mems, name)
+		raw = k.rawOf(l, mems, name, dedupe)
 	}
 	return raw, n, named
 }
@@ -275,15 +280,44 @@ func (c canonSteps) appendLP(b []byte, s string) ([]byte, int, bool) {
 	at := len(b)
 	b = append(b, s[lo:hi]...)
 	same := hi-lo == len(s)
-	if c.lower {
-		for i, ch := range b[at:] {
-			if 'A' <= ch && ch <= 'Z' {
-				b[at+i] = ch + ('a' - 'A')
-				same = false
-			}
-		}
+	if c.lower && lowerASCII(b[at:]) {
+		same = false
 	}
 	return b, at, same
+}
+
+// Masks for lowerASCII's eight bytes at a time.
+const (
+	lowBits  = 0x7f7f7f7f7f7f7f7f
+	highBits = 0x8080808080808080
+	byteOnes = 0x0101010101010101
+)
+
+// lowerASCII lowers the ASCII capitals of b in place, eight bytes at a time, and reports whether
+// it changed any: most key parts are lower case already, and a word with no capital costs a few
+// operations. In a word, a byte's high bit after adding 0x80-'A' says it is at least 'A', after
+// adding 0x80-'Z'-1 that it is past 'Z' (on the low seven bits, so that no sum carries into the
+// next byte); bytes of 0x80 and above are not ASCII and are left alone. A capital's mark, 0x80,
+// shifted right twice is 0x20, the bit that lowers it.
+func lowerASCII(b []byte) bool {
+	changed := false
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		low := w & lowBits
+		caps := (low + byteOnes*(0x80-'A')) &^ (low + byteOnes*(0x80-'Z'-1)) &^ w & highBits
+		if caps != 0 {
+			binary.LittleEndian.PutUint64(b[i:], w|caps>>2)
+			changed = true
+		}
+	}
+	for ; i < len(b); i++ {
+		if ch := b[i]; 'A' <= ch && ch <= 'Z' {
+			b[i] = ch + ('a' - 'A')
+			changed = true
+		}
+	}
+	return changed
 }
 
 // newSlot numbers the slot whose identity is b and records its canonical scope.
@@ -303,8 +337,9 @@ func (k *keys) newSlot(l *log, b []byte, spans []int) int32 {
 	return slot
 }
 
-// rawOf is the raw identity of a key that canonicalization changes, kept once per distinct key.
-func (k *keys) rawOf(l *log, mems []scopeMem, name string) string {
+// rawOf is the raw identity of a key that canonicalization changes, kept once per distinct key
+// when dedupe is set.
+func (k *keys) rawOf(l *log, mems []scopeMem, name string, dedupe bool) string {
 	b := k.buf[:0]
 	for _, d := range l.dims {
 		v, ok := find(mems, d)
@@ -316,6 +351,9 @@ func (k *keys) rawOf(l *log, mems []scopeMem, name string) string {
 	}
 	b = appendLP(b, name)
 	k.buf = b
+	if !dedupe {
+		return k.str(b)
+	}
 	raw, ok := k.raws[string(b)]
 	if !ok {
 		raw = k.str(b)

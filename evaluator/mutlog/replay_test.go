@@ -1,6 +1,7 @@
 package mutlog
 
 import (
+	"math/rand/v2"
 	"os"
 	"regexp"
 	"strings"
@@ -157,5 +158,37 @@ func TestFillAsAReplacer(t *testing.T) {
 		if got, want := fill(tmpl, value), rep.Replace(tmpl); got != want {
 			t.Errorf("fill(%q) = %q, want %q", tmpl, got, want)
 		}
+	}
+}
+
+// TestLowerASCII holds the eight-bytes-at-a-time lowering to the byte loop it stands for, on every
+// byte value in every position of a word and on random text.
+func TestLowerASCII(t *testing.T) {
+	check := func(in []byte) {
+		t.Helper()
+		want := asciiOnlyLower(string(in))
+		got := append([]byte(nil), in...)
+		changed := lowerASCII(got)
+		if string(got) != want || changed != (want != string(in)) {
+			t.Fatalf("lowerASCII(%q) = %q (changed %v), want %q", in, got, changed, want)
+		}
+	}
+	for c := 0; c < 256; c++ {
+		for pos := 0; pos < 11; pos++ {
+			in := []byte("abcdefghijk")
+			in[pos] = byte(c)
+			check(in)
+			in = []byte("ZZZZZZZZZZZ")
+			in[pos] = byte(c)
+			check(in)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		in := make([]byte, rng.IntN(40))
+		for i := range in {
+			in[i] = byte(rng.IntN(256))
+		}
+		check(in)
 	}
 }
