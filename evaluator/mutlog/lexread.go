@@ -67,6 +67,9 @@ type lexer struct {
 	envs     []string         // the envelopes' entries: the log keeps them, so this is not reused
 	seen     map[string]int32 // the distinct key texts read so far, to their index in dkeys
 	res      []readKey        // what resolve read of each of dkeys
+	// factsOnly: the keys are only checked to name dimensions, which costs less than finding
+	// which of them are written alike.
+	factsOnly bool
 }
 
 var freeLexers = make(chan *lexer, runtime.GOMAXPROCS(0))
@@ -110,7 +113,7 @@ func lexRead(ms *rules.MutLogSet, body []byte, factsOnly bool) *log {
 		x.ops = append(x.ops, opInfo{name: op, spec: spec})
 	}
 	x.r.Reset(body, crit.Caps.JSONDepth)
-	x.src = unsafe.String(unsafe.SliceData(body), len(body))
+	x.src, x.factsOnly = unsafe.String(unsafe.SliceData(body), len(body)), factsOnly
 	if x.seen == nil {
 		x.seen = map[string]int32{}
 	}
@@ -278,8 +281,12 @@ func (x *lexer) readScope() (sp span, ok bool) {
 }
 
 // distinct is the index in dkeys of a key read last (its members the last of the pool): a key
-// written as one before it is that one, and its members are dropped again.
+// written as one before it is that one, and its members are dropped again (unless factsOnly).
 func (x *lexer) distinct(k pendingKey) int32 {
+	if x.factsOnly {
+		x.dkeys = append(x.dkeys, k)
+		return int32(len(x.dkeys) - 1)
+	}
 	text := x.str(k.text)
 	if i, ok := x.seen[text]; ok {
 		if k.scope.hi == int32(len(x.mems)) {
