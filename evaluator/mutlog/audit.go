@@ -41,6 +41,7 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 			return nil, nil, err
 		}
 	}
+	releaseEvents(st.l)
 	return rep, nil, nil
 }
 

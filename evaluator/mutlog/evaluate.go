@@ -183,5 +183,6 @@ func PrecheckWith(ms *rules.MutLogSet, body []byte, now time.Time, opts Options)
 	for _, f := range rules.MutLogFactors {
 		res.Factors[f] = st.status(f)
 	}
+	releaseEvents(st.l)
 	return res, nil, nil
 }

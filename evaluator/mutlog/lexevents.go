@@ -17,7 +17,7 @@ func (x *lexer) readEvents(ms *rules.MutLogSet, l *log) bool {
 	capEvents := ms.Criteria().Caps.EventsPerAudit
 	// Sized once, by the most events the rest of the text could hold: growing a slice of a
 	// thousand events by copying is most of what reading them would otherwise allocate.
-	l.events = make([]event, 0, min(capEvents, x.r.Remaining()/minEventBytes+1))
+	l.events = getEvents(min(capEvents, x.r.Remaining()/minEventBytes+1))
 	x.envs = make([]string, 0, 64) // never nil: an empty envelope is a recorded one
 	for r.Array(); r.More(); {
 		if r.Peek() != jsonlex.Object || len(l.events) == capEvents {
@@ -40,7 +40,8 @@ const minEventBytes = 39
 // eventRead is what readEvent has seen of one event beside the event itself.
 type eventRead struct {
 	op                                        *opInfo
-	key, session                              pendingKey
+	key                                       pendingKey
+	session                                   span
 	seqOK, keyOK, sessionOK, versionOK, envOK bool
 	envSeen                                   bool // an envelope that is not null
 	to                                        string
@@ -78,7 +79,7 @@ func (x *lexer) readEvent(l *log) bool {
 			return false
 		}
 		ev.keyed = true
-		x.keys = append(x.keys, s.key)
+		x.keys = append(x.keys, x.distinct(s.key))
 	case "session":
 		if !s.sessionOK {
 			return false
@@ -126,7 +127,7 @@ func (x *lexer) eventMember(name string, ev *event, s *eventRead) bool {
 	case "key":
 		s.key, s.keyOK = x.readKey()
 	case "session":
-		s.session.lo, s.session.hi, s.sessionOK = x.readScope()
+		s.session, s.sessionOK = x.readScope()
 	case "principal":
 		switch r.Peek() {
 		case jsonlex.Null:
@@ -199,9 +200,9 @@ func (x *lexer) op(s string) *opInfo {
 }
 
 // named reports whether every member of a scope names one of the log's dimensions.
-func (x *lexer) named(l *log, k pendingKey) bool {
-	for _, m := range x.mems[k.lo:k.hi] {
-		if !slices.Contains(l.dims, m.name) {
+func (x *lexer) named(l *log, sp span) bool {
+	for _, m := range x.mems[sp.lo:sp.hi] {
+		if !slices.Contains(l.dims, x.str(m.name)) {
 			return false
 		}
 	}
@@ -221,23 +222,32 @@ func (x *lexer) resolve(ms *rules.MutLogSet, l *log, factsOnly bool) bool {
 	}
 	if factsOnly {
 		l.factsOnly = true
-		for _, k := range x.keys {
-			if !x.named(l, k) {
-				return false
-			}
-		}
-		for _, k := range x.snaps {
-			if !x.named(l, k) {
+		for _, k := range x.dkeys {
+			if !x.named(l, k.scope) {
 				return false
 			}
 		}
 	} else if !x.resolveKeys(ms, l) {
 		return false
 	}
-	// Seqs must be unique (event_seq_duplicate): sorted, a repeat is a neighbour.
-	slices.SortFunc(l.events, func(a, b event) int { return cmp.Compare(a.seq, b.seq) })
+	// Seqs must be unique (event_seq_duplicate): sorted, a repeat is a neighbour. A log is
+	// mostly written in seq order already; it is sorted only when it is not, since sorting moves
+	// events by value (and each move of their strings is a write barrier while the collector runs).
+	if !inSeqOrder(l.events) {
+		slices.SortFunc(l.events, func(a, b event) int { return cmp.Compare(a.seq, b.seq) })
+	}
 	for i := 1; i < len(l.events); i++ {
 		if l.events[i].seq == l.events[i-1].seq {
+			return false
+		}
+	}
+	return true
+}
+
+// inSeqOrder reports whether the events are in non-decreasing seq order.
+func inSeqOrder(evs []event) bool {
+	for i := 1; i < len(evs); i++ {
+		if evs[i].seq < evs[i-1].seq {
 			return false
 		}
 	}
@@ -250,51 +260,57 @@ func (x *lexer) resolveKeys(ms *rules.MutLogSet, l *log) bool {
 	defer releaseKeys(k)
 	// Keys repeat: a max-size log names a few hundred slots in two thousand keys. A larger log of
 	// slots grows the slices once or twice.
-	l.slots = make([]string, 0, (len(x.keys)+len(x.snaps))/2+8)
+	l.slots = make([]string, 0, len(x.dkeys)+8)
 	l.scopes = make([]dimVal, 0, cap(l.slots)*len(l.dims))
+	x.res = slices.Grow(x.res[:0], len(x.dkeys))[:len(x.dkeys)] // zero: releaseLexer cleared it
 	ki := 0
 	for i := range l.events {
 		ev := &l.events[i]
 		if !ev.keyed {
 			continue
 		}
-		pk := &x.keys[ki]
+		r := x.key(k, l, steps, x.keys[ki], false)
 		ki++
-		var ok bool
-		if ev.raw, ev.slot, ok = x.key(k, l, steps, pk, false); !ok {
+		if !r.ok {
 			return false
 		}
+		ev.raw, ev.slot = r.raw, r.slot
 	}
-	for i := range x.snaps {
-		var ok bool
-		if _, l.snapshot[i].slot, ok = x.key(k, l, steps, &x.snaps[i], true); !ok {
+	for i, d := range x.snaps {
+		r := x.key(k, l, steps, d, true)
+		if !r.ok {
 			return false
 		}
+		l.snapshot[i].slot = r.slot
 	}
 	return true
 }
 
-// key is a key's identities as keyOf reads them, and whether its scope names only the log's
-// dimensions. A key written exactly as one before it is read as that one was: most keys of a log
-// repeat, and one lookup of their text replaces building and looking up their identities.
-func (x *lexer) key(k *keys, l *log, steps []string, pk *pendingKey, slotOnly bool) (string, int32, bool) {
-	if r, ok := x.seen[pk.text]; ok && (slotOnly || r.hasRaw) {
-		return r.raw, r.slot, r.ok
+// key is the identities of distinct key d as keyOf reads them, and whether its scope names only
+// the log's dimensions, read the first time it is asked for. The events' keys are all asked for
+// before the snapshot's, so a raw identity is never asked for after only the slot was read.
+func (x *lexer) key(k *keys, l *log, steps []string, d int32, slotOnly bool) *readKey {
+	r := &x.res[d]
+	if r.read {
+		return r
 	}
-	raw, slot, named := k.keyOf(l, steps, x.mems[pk.lo:pk.hi], pk.name, slotOnly)
-	ok := named == int(pk.hi-pk.lo)
-	if x.seen == nil {
-		x.seen = map[string]readKey{}
+	pk := &x.dkeys[d]
+	mems := k.mems[:0]
+	for _, m := range x.mems[pk.scope.lo:pk.scope.hi] {
+		mems = append(mems, scopeMem{name: x.str(m.name), val: x.str(m.val), present: m.present})
 	}
-	x.seen[pk.text] = readKey{raw: raw, slot: slot, ok: ok, hasRaw: !slotOnly}
-	return raw, slot, ok
+	k.mems = mems
+	raw, slot, named := k.keyOf(l, steps, mems, x.str(pk.name), slotOnly, false)
+	clear(mems)
+	*r = readKey{raw: raw, slot: slot, ok: named == len(mems), read: true}
+	return r
 }
 
-// readKey is what x.key read of one key text.
+// readKey is what x.key read of one distinct key.
 type readKey struct {
-	raw        string
-	slot       int32
-	ok, hasRaw bool
+	raw      string
+	slot     int32
+	ok, read bool
 }
 
 // resolvePrincipals builds the table (its ids unique, its grants naming dimensions, their values
@@ -332,7 +348,7 @@ func (x *lexer) resolvePrincipals(l *log, steps []string, factsOnly bool) bool {
 			mStart := len(members)
 			for _, m := range x.mems[g.lo:g.hi] {
 				if m.present {
-					members = append(members, grantMember{dim: dimIndex(l.dims, m.name), val: canonical(steps, m.val, nil)})
+					members = append(members, grantMember{dim: dimIndex(l.dims, x.str(m.name)), val: canonical(steps, x.str(m.val))})
 				}
 			}
 			var gm []grantMember // nil when no member is present, as readPrincipals leaves it

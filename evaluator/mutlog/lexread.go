@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"runtime"
 	"slices"
+	"unsafe"
 
 	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsonlex"
 	"github.com/scopehygiene/scope-hygiene/rules"
@@ -18,12 +19,26 @@ import (
 // the table: both are written after the events when the members are sorted) it checks once the
 // text is read, as it resolves each key.
 
-// pendingKey is a key read before the log's dimensions are known: its name and its scope's
-// members, mems[lo:hi] of the reader's pool.
+// ref is a string the pull reader returned, by where it is: src[off:off+n] of the text, or
+// esc[-off-1] when it had escapes (the reader unescaped it elsewhere). Offsets keep the scratch
+// below free of pointers: recording a member costs no write barrier while the collector runs, the
+// pooled scratch is never scanned, and giving it back needs no clearing.
+type ref struct{ off, n int32 }
+
+// memRef is one member of a scope object as read: its name and its value, absent when null.
+type memRef struct {
+	name, val ref
+	present   bool
+}
+
+// span is one scope's members, mems[lo:hi] of the reader's pool.
+type span struct{ lo, hi int32 }
+
+// pendingKey is a key read before the log's dimensions are known: its name, its text as written
+// (keys written alike are read alike, so each distinct text is resolved once) and its scope.
 type pendingKey struct {
-	name   string
-	text   string // the key object as written: keys written alike are read alike
-	lo, hi int32
+	name, text ref
+	scope      span
 }
 
 // opInfo is what the mechanics read of one operation (rules.MutLogOps and the criteria's
@@ -37,17 +52,24 @@ type opInfo struct {
 // resolved.
 type lexer struct {
 	r        jsonlex.Reader
-	mems     []scopeMem   // the scopes' members as read
-	keys     []pendingKey // each keyed event's key, in text order
-	snaps    []pendingKey // each snapshot entry's key
-	sessions []pendingKey // each reassign's session (name unused)
-	tos      []string     // each event's "to" ("" when absent), checked against the table
-	grants   []pendingKey // the principals' grants (name unused)
-	grantsOf []int32      // where each principal's grants end in grants
-	ids      []string     // the principals' ids
+	src      string   // the text being read
+	esc      []string // the strings refs name that had escapes
+	mems     []memRef // the scopes' members as read
+	dkeys    []pendingKey
+	keys     []int32 // each keyed event's key, in text order, by its index in dkeys
+	snaps    []int32 // each snapshot entry's key, likewise
+	sessions []span  // each reassign's session
+	tos      []string
+	grants   []span  // the principals' grants
+	grantsOf []int32 // where each principal's grants end in grants
+	ids      []string
 	ops      []opInfo
-	envs     []string           // the envelopes' entries: the log keeps them, so this is not reused
-	seen     map[string]readKey // the keys read so far, by their text
+	envs     []string         // the envelopes' entries: the log keeps them, so this is not reused
+	seen     map[string]int32 // the distinct key texts read so far, to their index in dkeys
+	res      []readKey        // what resolve read of each of dkeys
+	// factsOnly: the keys are only checked to name dimensions, which costs less than finding
+	// which of them are written alike.
+	factsOnly bool
 }
 
 var freeLexers = make(chan *lexer, runtime.GOMAXPROCS(0))
@@ -64,16 +86,14 @@ func getLexer() *lexer {
 // releaseLexer gives the scratch back once the log is read; it keeps no string of the body.
 func releaseLexer(x *lexer) {
 	x.r.Release()
-	clear(x.mems)
-	clear(x.keys)
-	clear(x.snaps)
-	clear(x.sessions)
+	// Only what holds strings is cleared; the rest holds offsets and numbers.
+	clear(x.esc)
 	clear(x.tos)
-	clear(x.grants)
 	clear(x.ids)
 	clear(x.seen)
-	x.mems, x.keys, x.snaps, x.sessions, x.tos = x.mems[:0], x.keys[:0], x.snaps[:0], x.sessions[:0], x.tos[:0]
-	x.grants, x.grantsOf, x.ids, x.envs = x.grants[:0], x.grantsOf[:0], x.ids[:0], nil
+	clear(x.res)
+	x.src, x.esc, x.mems, x.dkeys, x.keys, x.snaps = "", x.esc[:0], x.mems[:0], x.dkeys[:0], x.keys[:0], x.snaps[:0]
+	x.sessions, x.tos, x.grants, x.grantsOf, x.ids, x.envs, x.res = x.sessions[:0], x.tos[:0], x.grants[:0], x.grantsOf[:0], x.ids[:0], nil, x.res[:0]
 	select {
 	case freeLexers <- x:
 	default:
@@ -93,6 +113,10 @@ func lexRead(ms *rules.MutLogSet, body []byte, factsOnly bool) *log {
 		x.ops = append(x.ops, opInfo{name: op, spec: spec})
 	}
 	x.r.Reset(body, crit.Caps.JSONDepth)
+	x.src, x.factsOnly = unsafe.String(unsafe.SliceData(body), len(body)), factsOnly
+	if x.seen == nil {
+		x.seen = map[string]int32{}
+	}
 	l := &log{}
 	top := x.readTop(ms, l)
 	if !top || !x.r.Done() {
@@ -205,15 +229,36 @@ func (x *lexer) readDims(ms *rules.MutLogSet, l *log) bool {
 	return len(l.dims) > 0
 }
 
+// ref is where a string the reader returned is.
+func (x *lexer) ref(s string) ref {
+	if len(s) == 0 {
+		return ref{}
+	}
+	at := uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(unsafe.StringData(x.src)))
+	if at < uintptr(len(x.src)) {
+		return ref{off: int32(at), n: int32(len(s))}
+	}
+	x.esc = append(x.esc, s)
+	return ref{off: -int32(len(x.esc)), n: int32(len(s))}
+}
+
+// str is the string a ref names.
+func (x *lexer) str(r ref) string {
+	if r.off < 0 {
+		return x.esc[-r.off-1]
+	}
+	return x.src[r.off : r.off+r.n]
+}
+
 // readScope reads a scope object's members into the pool: false when it is not an object or a
 // value is neither a string nor null. Whether each name is a declared dimension is checked later.
-func (x *lexer) readScope() (lo, hi int32, ok bool) {
+func (x *lexer) readScope() (sp span, ok bool) {
 	r := &x.r
 	if r.Peek() != jsonlex.Object {
 		r.Skip()
-		return 0, 0, false
+		return span{}, false
 	}
-	lo = int32(len(x.mems))
+	sp.lo = int32(len(x.mems))
 	ok = true
 	for r.Object(); ; {
 		name, more := r.Member()
@@ -222,16 +267,37 @@ func (x *lexer) readScope() (lo, hi int32, ok bool) {
 		}
 		switch r.Peek() {
 		case jsonlex.String:
-			x.mems = append(x.mems, scopeMem{name: name, val: r.Str(), present: true})
+			x.mems = append(x.mems, memRef{name: x.ref(name), val: x.ref(r.Str()), present: true})
 		case jsonlex.Null:
 			r.Null()
-			x.mems = append(x.mems, scopeMem{name: name})
+			x.mems = append(x.mems, memRef{name: x.ref(name)})
 		default:
 			ok = false
 			r.Skip()
 		}
 	}
-	return lo, int32(len(x.mems)), ok
+	sp.hi = int32(len(x.mems))
+	return sp, ok
+}
+
+// distinct is the index in dkeys of a key read last (its members the last of the pool): a key
+// written as one before it is that one, and its members are dropped again (unless factsOnly).
+func (x *lexer) distinct(k pendingKey) int32 {
+	if x.factsOnly {
+		x.dkeys = append(x.dkeys, k)
+		return int32(len(x.dkeys) - 1)
+	}
+	text := x.str(k.text)
+	if i, ok := x.seen[text]; ok {
+		if k.scope.hi == int32(len(x.mems)) {
+			x.mems = x.mems[:k.scope.lo]
+		}
+		return i
+	}
+	i := int32(len(x.dkeys))
+	x.dkeys = append(x.dkeys, k)
+	x.seen[text] = i
+	return i
 }
 
 // readKey reads a key object (FE-R-11): a string name and a scope.
@@ -253,20 +319,20 @@ func (x *lexer) readKey() (k pendingKey, ok bool) {
 		case "name":
 			named = r.Peek() == jsonlex.String
 			if named {
-				k.name = r.Str()
+				k.name = x.ref(r.Str())
 			} else {
 				r.Skip()
 			}
 		case "scope":
 			scoped = true
 			var good bool
-			k.lo, k.hi, good = x.readScope()
+			k.scope, good = x.readScope()
 			ok = ok && good
 		default:
 			r.Skip()
 		}
 	}
-	k.text = r.Text(start, r.Offset())
+	k.text = ref{off: int32(start), n: int32(r.Offset() - start)}
 	return k, ok && named && scoped
 }
 
@@ -332,11 +398,11 @@ func (x *lexer) readGrants() bool {
 		return ok
 	}
 	for r.More() {
-		lo, hi, ok := x.readScope()
+		sp, ok := x.readScope()
 		if !ok {
 			return false
 		}
-		x.grants = append(x.grants, pendingKey{lo: lo, hi: hi})
+		x.grants = append(x.grants, sp)
 	}
 	return true
 }
@@ -372,7 +438,7 @@ func (x *lexer) readSnapshot(ms *rules.MutLogSet, l *log) bool {
 		if !keyed || !versioned {
 			return false
 		}
-		x.snaps = append(x.snaps, k)
+		x.snaps = append(x.snaps, x.distinct(k))
 		l.snapshot = append(l.snapshot, e)
 	}
 	return true

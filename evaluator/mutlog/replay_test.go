@@ -1,6 +1,7 @@
 package mutlog
 
 import (
+	"math/rand/v2"
 	"os"
 	"regexp"
 	"strings"
@@ -11,28 +12,38 @@ import (
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
-// TestCanonicalSteps holds the allocation-free steps to their plain definitions (FE-R-12), and
-// checks that an already canonical value comes back as the very same string.
+// TestCanonicalSteps holds the steps to their plain definitions (FE-R-12): canonical, which
+// returns an already canonical value as the very same string, and keyOf's one-pass writer
+// (canonSteps.appendLP), for the steps in either order, repeated or alone, with no allocation.
 func TestCanonicalSteps(t *testing.T) {
 	steps := []string{"trim_ascii_space", "ascii_lower"}
 	// ascii_lower leaves non-ASCII letters alone, unlike strings.ToLower.
 	plain := func(s string) string { return asciiOnlyLower(strings.Trim(s, " \t\n\r")) }
-	var scratch []byte
-	for _, s := range []string{"", " ", "a", "A", " \tTenant-A\r\n", "tenant-a", "ÄBC", "x\u00a0Y ", "\v a \v", "MiXeD case"} {
-		want := plain(s)
-		if got := canonical(steps, s, &scratch); got != want {
-			t.Errorf("canonical(%q) with scratch = %q, want %q", s, got, want)
-		}
-		if got := canonical(steps, s, nil); got != want {
+	values := []string{"", " ", "a", "A", " \tTenant-A\r\n", "tenant-a", "ÄBC", "x\u00a0Y ", "\v a \v", "MiXeD case", strings.Repeat("Ab ", 40)}
+	for _, s := range values {
+		if got, want := canonical(steps, s), plain(s); got != want {
 			t.Errorf("canonical(%q) = %q, want %q", s, got, want)
 		}
 	}
 	s := "tenant-a"
-	if got := canonical(steps, s, &scratch); unsafe.StringData(got) != unsafe.StringData(s) {
+	if got := canonical(steps, s); unsafe.StringData(got) != unsafe.StringData(s) {
 		t.Error("a canonical value was copied")
 	}
-	if n := testing.AllocsPerRun(10, func() { canonical(steps, " TENANT-A ", &scratch) }); n != 0 {
-		t.Errorf("canonical with scratch allocates %v times", n)
+	var b []byte
+	for _, st := range [][]string{steps, {"ascii_lower", "trim_ascii_space"}, {"ascii_lower"}, {"trim_ascii_space"}, nil,
+		{"ascii_lower", "trim_ascii_space", "ascii_lower"}} {
+		for _, s := range values {
+			want := appendLP([]byte("x"), canonical(st, s))
+			var at int
+			var same bool
+			b, at, same = stepsOf(st).appendLP(append(b[:0], 'x'), s)
+			if string(b) != string(want) || string(b[at:]) != canonical(st, s) || same != (canonical(st, s) == s) {
+				t.Errorf("steps %q, %q: wrote %q at %d (same %v), want %q", st, s, b, at, same, want)
+			}
+		}
+	}
+	if n := testing.AllocsPerRun(10, func() { b, _, _ = stepsOf(steps).appendLP(b[:0], " TENANT-A ") }); n != 0 {
+		t.Errorf("appendLP allocates %v times", n)
 	}
 }
 
@@ -147,5 +158,37 @@ func TestFillAsAReplacer(t *testing.T) {
 		if got, want := fill(tmpl, value), rep.Replace(tmpl); got != want {
 			t.Errorf("fill(%q) = %q, want %q", tmpl, got, want)
 		}
+	}
+}
+
+// TestLowerASCII holds the eight-bytes-at-a-time lowering to the byte loop it stands for, on every
+// byte value in every position of a word and on random text.
+func TestLowerASCII(t *testing.T) {
+	check := func(in []byte) {
+		t.Helper()
+		want := asciiOnlyLower(string(in))
+		got := append([]byte(nil), in...)
+		changed := lowerASCII(got)
+		if string(got) != want || changed != (want != string(in)) {
+			t.Fatalf("lowerASCII(%q) = %q (changed %v), want %q", in, got, changed, want)
+		}
+	}
+	for c := 0; c < 256; c++ {
+		for pos := 0; pos < 11; pos++ {
+			in := []byte("abcdefghijk")
+			in[pos] = byte(c)
+			check(in)
+			in = []byte("ZZZZZZZZZZZ")
+			in[pos] = byte(c)
+			check(in)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		in := make([]byte, rng.IntN(40))
+		for i := range in {
+			in[i] = byte(rng.IntN(256))
+		}
+		check(in)
 	}
 }
