@@ -113,6 +113,13 @@ type wholeRead struct {
 	// holdBytes is the size up to which a part is held whole (the body cap), cutBuf the size of
 	// the buffer the cutter starts with; tests make them small.
 	holdBytes, cutBuf int
+	// chunkNo numbers the event chunks read; bufOf holds the buffers of those whose events wait
+	// in the window (waiting counts them), free the buffers to reuse; the pinned chunk's is
+	// never reused.
+	chunkNo, pinned int32
+	bufOf           map[int32][]byte
+	waiting         map[int32]int
+	free            [][]byte
 }
 
 // WholeResult is a whole-log audit: the report, as Audit would make it for the log the parts make
@@ -186,7 +193,8 @@ func (w *wholeRead) auditFast(parts []PartSource, checkEnd time.Time) *WholeResu
 
 func newWholeRead(ms *rules.MutLogSet, parts int) *wholeRead {
 	caps := ms.Criteria().Caps
-	return &wholeRead{ms: ms, caps: caps, parts: parts, f: newFold(ms), holdBytes: caps.BodyBytes, cutBuf: 1 << 20}
+	return &wholeRead{ms: ms, caps: caps, parts: parts, f: newFold(ms), holdBytes: caps.BodyBytes, cutBuf: 1 << 20,
+		pinned: -1, bufOf: map[int32][]byte{}, waiting: map[int32]int{}}
 }
 
 // result is the report with the events each part gave.

@@ -38,9 +38,14 @@ func (w *wholeRead) events(dec *jsontext.Decoder) error {
 // holds the event cap.
 func (w *wholeRead) addEvent(v []byte) error {
 	if w.n == 0 {
-		// The chunk's body is gathered in place: the header, then the events as read. Each
-		// chunk has a buffer of its own (see chunk), sized like the last.
-		w.buf = append(append(make([]byte, 0, max(cap(w.buf), 4096)), w.prefix...), `"events":[`...)
+		// The chunk's body is gathered in place: the header, then the events as read. Its
+		// buffer is its own while its events wait in the window (the log read from it keeps
+		// strings of it), then reused.
+		b := make([]byte, 0, max(cap(w.buf), 4096))
+		if k := len(w.free); k > 0 {
+			b, w.free = w.free[k-1][:0], w.free[:k-1]
+		}
+		w.buf = append(append(b, w.prefix...), `"events":[`...)
 	} else {
 		w.buf = append(w.buf, ',')
 	}
@@ -67,9 +72,32 @@ func (w *wholeRead) flushEvents() error {
 		return errSlow
 	}
 	if l != nil && w.best == nil {
-		return w.f.addEvents(w, l)
+		no := w.chunkNo
+		w.chunkNo++
+		if w.f.gl == nil {
+			w.pinned = no // the log keeps this chunk's header strings (the principals, the dimensions)
+		}
+		w.bufOf[no] = w.buf
+		return w.f.addEvents(w, l, no)
 	}
 	return nil
+}
+
+// pendingIn counts the events of chunk no that wait in the window; once none does, the chunk's
+// buffer is free for a later chunk, unless the log keeps strings of it.
+func (w *wholeRead) pendingIn(no int32, d int) {
+	n := w.waiting[no] + d
+	if n > 0 {
+		w.waiting[no] = n
+		return
+	}
+	delete(w.waiting, no)
+	if b, ok := w.bufOf[no]; ok && no != w.pinned {
+		if len(w.free) < 2 {
+			w.free = append(w.free, b)
+		}
+		delete(w.bufOf, no)
+	}
 }
 
 // snapshot reads the last part's snapshot in chunks of at most the snapshot cap, each under the
