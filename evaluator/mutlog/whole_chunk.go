@@ -41,9 +41,11 @@ func (w *wholeRead) addEvent(v []byte) error {
 		// The chunk's body is gathered in place: the header, then the events as read. Its
 		// buffer is its own while its events wait in the window (the log read from it keeps
 		// strings of it), then reused.
-		b := make([]byte, 0, max(cap(w.buf), 4096))
+		var b []byte
 		if k := len(w.free); k > 0 {
 			b, w.free = w.free[k-1][:0], w.free[:k-1]
+		} else {
+			b = make([]byte, 0, max(cap(w.buf), 4096))
 		}
 		w.buf = append(append(b, w.prefix...), `"events":[`...)
 	} else {
