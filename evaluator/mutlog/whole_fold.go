@@ -20,6 +20,7 @@ type fold struct {
 	// names interns the envelopes' principal names a slot's forget keeps: few, and repeated.
 	names map[string]string
 	rp    replayed
+	table transitions // the log's mode's moves, looked up as replay looks them up
 	d     *decided
 	act   rules.EventActivation
 	// pending orders the events by seq within a window of the event cap (a log under the cap is
@@ -54,6 +55,7 @@ func (f *fold) start(ms *rules.MutLogSet, cl *log) {
 	}
 	f.gl = &log{mode: cl.mode, dims: cl.dims, table: cl.table, principals: cl.principals, declared: cl.declared}
 	f.st = &state{ms: ms, l: f.gl, gates: map[string]*rules.GateProgram{}}
+	f.table = transitionsOf(ms.Criteria().Replay.Modes[cl.mode], nil, nil)
 }
 
 // slot is the log's number of chunk cl's slot n, numbering it when it is new. The identity and
@@ -160,7 +162,7 @@ func (f *fold) replay(ev *event) error {
 		s.aliased = true
 	}
 	from := s.status
-	to, moves := rp.Modes[f.gl.mode][ev.op][from]
+	to, moves := f.table.move(ev.op, from)
 	switch ev.op {
 	case "write":
 		if contains(rp.ReinsertFrom, from) {
