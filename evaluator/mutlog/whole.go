@@ -104,7 +104,22 @@ type wholeRead struct {
 	snapN  int   // snapshot entries read so far
 	best   *WholeRefusal
 	f      *fold
-	sbuf   []byte // the snapshot chunk being gathered
+	sbuf   []byte // the snapshot chunk being gathered, sn entries
+	sn     int
+	// fast: read by the fast reader (whole_cut.go), cut its cutter; slow: a chunk read other
+	// than the cutter cut it, and the fast reader stops.
+	fast, slow bool
+	cut        cutter
+	// holdBytes is the size up to which a part is held whole (the body cap), cutBuf the size of
+	// the buffer the cutter starts with; tests make them small.
+	holdBytes, cutBuf int
+	// chunkNo numbers the event chunks read; bufOf holds the buffers of those whose events wait
+	// in the window (waiting counts them), free the buffers to reuse; the pinned chunk's is
+	// never reused.
+	chunkNo, pinned int32
+	bufOf           map[int32][]byte
+	waiting         map[int32]int
+	free            [][]byte
 }
 
 // WholeResult is a whole-log audit: the report, as Audit would make it for the log the parts make
@@ -118,8 +133,15 @@ type WholeResult struct {
 // an error is a part that cannot be read or a rule that failed at run time
 // (errors.Is(err, rules.ErrRuleFailed)).
 func AuditWhole(ms *rules.MutLogSet, parts []PartSource, checkEnd time.Time) (*WholeResult, *WholeRefusal, error) {
-	w := &wholeRead{ms: ms, caps: ms.Criteria().Caps, parts: len(parts)}
-	w.f = newFold(ms)
+	if res := newWholeRead(ms, len(parts)).auditFast(parts, checkEnd); res != nil {
+		return res, nil, nil
+	}
+	return newWholeRead(ms, len(parts)).audit(parts, checkEnd)
+}
+
+// audit is the reference reader's audit (whole.go, whole_chunk.go): every refusal and error of
+// the mode is its answer.
+func (w *wholeRead) audit(parts []PartSource, checkEnd time.Time) (*WholeResult, *WholeRefusal, error) {
 	for i, open := range parts {
 		w.part = i + 1
 		w.starts = append(w.starts, w.total)
@@ -145,7 +167,39 @@ func AuditWhole(ms *rules.MutLogSet, parts []PartSource, checkEnd time.Time) (*W
 	if rep == nil {
 		return nil, ref, err
 	}
-	res := &WholeResult{Report: rep, PartEvents: make([]int, len(parts))}
+	return w.result(rep), nil, nil
+}
+
+// auditFast audits the parts with the fast reader (whole_cut.go); nil when it stopped, and the
+// parts are then read again by the reference reader.
+func (w *wholeRead) auditFast(parts []PartSource, checkEnd time.Time) *WholeResult {
+	w.fast = true
+	for i, open := range parts {
+		w.part = i + 1
+		w.starts = append(w.starts, w.total)
+		if err := w.fastPart(open); err != nil {
+			return nil
+		}
+	}
+	if err := w.flushEvents(); err != nil || w.best != nil || w.slow || w.total == 0 {
+		return nil
+	}
+	rep, ref, err := w.f.finish(w, checkEnd)
+	if rep == nil || ref != nil || err != nil {
+		return nil
+	}
+	return w.result(rep)
+}
+
+func newWholeRead(ms *rules.MutLogSet, parts int) *wholeRead {
+	caps := ms.Criteria().Caps
+	return &wholeRead{ms: ms, caps: caps, parts: parts, f: newFold(ms), holdBytes: caps.BodyBytes, cutBuf: 1 << 20,
+		pinned: -1, bufOf: map[int32][]byte{}, waiting: map[int32]int{}}
+}
+
+// result is the report with the events each part gave.
+func (w *wholeRead) result(rep *Report) *WholeResult {
+	res := &WholeResult{Report: rep, PartEvents: make([]int, w.parts)}
 	for i, s := range w.starts {
 		end := w.total
 		if i+1 < len(w.starts) {
@@ -153,7 +207,7 @@ func AuditWhole(ms *rules.MutLogSet, parts []PartSource, checkEnd time.Time) (*W
 		}
 		res.PartEvents[i] = end - s
 	}
-	return res, nil, nil
+	return res
 }
 
 // refusal wraps a criteria refusal found in part p.
@@ -201,12 +255,12 @@ func (w *wholeRead) readPart(open PartSource) error {
 	}
 	defer rc.Close()
 	er := &errReader{r: rc}
-	head, err := io.ReadAll(io.LimitReader(er, int64(w.caps.BodyBytes)+1))
+	head, err := io.ReadAll(io.LimitReader(er, int64(w.holdBytes)+1))
 	if err != nil {
 		return err
 	}
 	w.hdr, w.hdrDone = w.hdr[:0], false
-	w.held = len(head) <= w.caps.BodyBytes
+	w.held = len(head) <= w.holdBytes
 	if w.held {
 		// Small: its header is read first, wherever it stands, then its events.
 		if err := w.members(jsontext.NewDecoder(bytes.NewReader(head)), true); err != nil {

@@ -5,8 +5,11 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/scopehygiene/scope-hygiene/evaluator/internal/wholebench"
 	"github.com/scopehygiene/scope-hygiene/evaluator/mutlog"
@@ -96,4 +99,40 @@ func BenchmarkWholeLog(b *testing.B) {
 			b.Fatalf("refusal %+v, error %v", ref, err)
 		}
 	})
+}
+
+// cpuTime is the process's CPU time so far, user and system: the GC's work on other threads
+// included, so that a step's figure is what it costs the machine.
+func cpuTime(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkWholeLogCPU is /ratio in CPU time rather than wall time, which a machine shared with
+// other work inflates unevenly: every iteration scans the file, then audits it, and cpu-whole/scan
+// is the ratio of the two sums of process CPU time.
+func BenchmarkWholeLogCPU(b *testing.B) {
+	ms, _ := setup(b)
+	for _, size := range wholebench.Sizes {
+		b.Run(size.Name, func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "input.json")
+			writeLogFile(b, path, size.N)
+			var scan, whole time.Duration
+			for b.Loop() {
+				t0 := cpuTime(b)
+				wholebench.ScanFile(b, path)
+				t1 := cpuTime(b)
+				if res, ref, err := mutlog.AuditWhole(ms, []mutlog.PartSource{logFile(path)}, wholeEnd); err != nil || ref != nil || res.Report.Events != size.N {
+					b.Fatalf("refusal %+v, error %v", ref, err)
+				}
+				t2 := cpuTime(b)
+				scan, whole = scan+t1-t0, whole+t2-t1
+			}
+			b.ReportMetric(float64(whole)/float64(scan), "cpu-whole/scan")
+			b.ReportMetric(float64(whole.Nanoseconds())/float64(b.N)/float64(size.N), "cpu-ns/event")
+		})
+	}
 }

@@ -226,3 +226,38 @@ func TestWholeRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestWholeWindowReorders: a log over the caps whose events are each moved fewer than an event
+// cap of places from their seq order gives the report of the log in order (the window orders
+// them; the chunks' buffers are reused only once none of their events waits in it).
+func TestWholeWindowReorders(t *testing.T) {
+	ms, _ := setup(t)
+	rng := rand.New(rand.NewPCG(28, 3))
+	for _, mode := range []string{"transitional", "terminal"} {
+		g := newBigLog(t, mode, 4321)
+		want := auditWhole(t, ms, g.parts(nil)...)
+		for _, block := range []int{7, 400, 999} {
+			for from := 0; from < len(g.events); from += block {
+				b := g.events[from:min(from+block, len(g.events))]
+				rng.Shuffle(len(b), func(i, j int) { b[i], b[j] = b[j], b[i] })
+			}
+			if got := auditWhole(t, ms, g.parts([]int{1500, 2500})...); got != want {
+				t.Fatalf("%s shuffled in blocks of %d:\n got  %.400s\n want %.400s", mode, block, got, want)
+			}
+			if got := auditWhole(t, ms, g.parts(nil)...); got != want {
+				t.Fatalf("%s shuffled in blocks of %d, one part:\n got  %.400s\n want %.400s", mode, block, got, want)
+			}
+			slices.SortStableFunc(g.events, func(a, b json.RawMessage) int { return seqOf(a) - seqOf(b) })
+		}
+	}
+}
+
+func seqOf(e []byte) int {
+	at := bytes.Index(e, []byte(`"seq":`)) + len(`"seq":`)
+	end := at
+	for end < len(e) && e[end] >= '0' && e[end] <= '9' {
+		end++
+	}
+	n, _ := strconv.Atoi(string(e[at:end]))
+	return n
+}

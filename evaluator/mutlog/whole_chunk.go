@@ -26,24 +26,38 @@ func (w *wholeRead) events(dec *jsontext.Decoder) error {
 		if err != nil {
 			return err
 		}
-		if w.n == 0 {
-			// The chunk's body is gathered in place: the header, then the events as read. Each
-			// chunk has a buffer of its own (see chunk), sized like the last.
-			w.buf = append(append(make([]byte, 0, max(cap(w.buf), 4096)), w.prefix...), `"events":[`...)
-		} else {
-			w.buf = append(w.buf, ',')
-		}
-		w.buf = append(w.buf, v...)
-		w.n++
-		w.total++
-		if w.n == w.caps.EventsPerAudit {
-			if err := w.flushEvents(); err != nil {
-				return err
-			}
+		if err := w.addEvent(v); err != nil {
+			return err
 		}
 	}
 	_, err := dec.ReadToken()
 	return err
+}
+
+// addEvent adds one event, as its bytes, to the chunk being gathered, and reads the chunk once it
+// holds the event cap.
+func (w *wholeRead) addEvent(v []byte) error {
+	if w.n == 0 {
+		// The chunk's body is gathered in place: the header, then the events as read. Its
+		// buffer is its own while its events wait in the window (the log read from it keeps
+		// strings of it), then reused.
+		var b []byte
+		if k := len(w.free); k > 0 {
+			b, w.free = w.free[k-1][:0], w.free[:k-1]
+		} else {
+			b = make([]byte, 0, max(cap(w.buf), 4096))
+		}
+		w.buf = append(append(b, w.prefix...), `"events":[`...)
+	} else {
+		w.buf = append(w.buf, ',')
+	}
+	w.buf = append(w.buf, v...)
+	w.n++
+	w.total++
+	if w.n == w.caps.EventsPerAudit {
+		return w.flushEvents()
+	}
+	return nil
 }
 
 // flushEvents validates and reads the gathered chunk, and hands its events to the fold.
@@ -52,12 +66,40 @@ func (w *wholeRead) flushEvents() error {
 		return nil
 	}
 	l := w.check(append(w.buf, ']', '}'), w.off)
-	w.off += w.n
+	n := w.n
+	w.off += n
 	w.n = 0
+	if w.fast && l != nil && len(l.events) != n {
+		w.slow = true
+		return errSlow
+	}
 	if l != nil && w.best == nil {
-		return w.f.addEvents(w, l)
+		no := w.chunkNo
+		w.chunkNo++
+		if w.f.gl == nil {
+			w.pinned = no // the log keeps this chunk's header strings (the principals, the dimensions)
+		}
+		w.bufOf[no] = w.buf
+		return w.f.addEvents(w, l, no)
 	}
 	return nil
+}
+
+// pendingIn counts the events of chunk no that wait in the window; once none does, the chunk's
+// buffer is free for a later chunk, unless the log keeps strings of it.
+func (w *wholeRead) pendingIn(no int32, d int) {
+	n := w.waiting[no] + d
+	if n > 0 {
+		w.waiting[no] = n
+		return
+	}
+	delete(w.waiting, no)
+	if b, ok := w.bufOf[no]; ok && no != w.pinned {
+		if len(w.free) < 2 {
+			w.free = append(w.free, b)
+		}
+		delete(w.bufOf, no)
+	}
 }
 
 // snapshot reads the last part's snapshot in chunks of at most the snapshot cap, each under the
@@ -78,35 +120,53 @@ func (w *wholeRead) snapshot(dec *jsontext.Decoder) error {
 	if _, err := dec.ReadToken(); err != nil {
 		return err
 	}
-	n := 0
-	w.sbuf = append(w.sbuf[:0], `"snapshot":[`...)
-	flush := func() {
-		w.snapChunk(append(w.sbuf, ']'))
-		w.snapN += n
-		n, w.sbuf = 0, append(w.sbuf[:0], `"snapshot":[`...)
-	}
+	w.snapBegin()
 	for dec.PeekKind() != ']' {
 		v, err := dec.ReadValue()
 		if err != nil {
 			return err
 		}
-		if n > 0 {
-			w.sbuf = append(w.sbuf, ',')
-		}
-		w.sbuf = append(w.sbuf, v...)
-		if n++; n == w.caps.SnapshotEntries {
-			flush()
-		}
+		w.snapAdd(v)
 	}
-	if n > 0 || w.snapN == 0 {
-		flush() // an empty snapshot is a snapshot too
-	}
+	w.snapEnd()
 	_, err := dec.ReadToken()
 	return err
 }
 
+// snapBegin, snapAdd and snapEnd gather the snapshot's entries, as their bytes, in chunks of at
+// most the snapshot cap.
+func (w *wholeRead) snapBegin() {
+	w.sn, w.sbuf = 0, append(w.sbuf[:0], `"snapshot":[`...)
+}
+
+func (w *wholeRead) snapAdd(v []byte) {
+	if w.sn > 0 {
+		w.sbuf = append(w.sbuf, ',')
+	}
+	w.sbuf = append(w.sbuf, v...)
+	if w.sn++; w.sn == w.caps.SnapshotEntries {
+		w.snapFlush()
+	}
+}
+
+func (w *wholeRead) snapEnd() {
+	if w.sn > 0 || w.snapN == 0 {
+		w.snapFlush() // an empty snapshot is a snapshot too
+	}
+}
+
+func (w *wholeRead) snapFlush() {
+	w.snapChunk(append(w.sbuf, ']'))
+	w.snapN += w.sn
+	w.snapBegin()
+}
+
 func (w *wholeRead) snapChunk(snap []byte) {
 	l := w.check(w.chunk([]byte(`"events":[`+placeholder+`]`), snap), w.snapN)
+	if w.fast && l != nil && len(l.snapshot) != w.sn {
+		w.slow = true
+		return
+	}
 	if l != nil && w.best == nil {
 		w.f.addSnapshot(w.ms, l)
 	}

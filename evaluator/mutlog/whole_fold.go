@@ -20,6 +20,7 @@ type fold struct {
 	// names interns the envelopes' principal names a slot's forget keeps: few, and repeated.
 	names map[string]string
 	rp    replayed
+	table transitions // the log's mode's moves, looked up as replay looks them up
 	d     *decided
 	act   rules.EventActivation
 	// pending orders the events by seq within a window of the event cap (a log under the cap is
@@ -54,6 +55,7 @@ func (f *fold) start(ms *rules.MutLogSet, cl *log) {
 	}
 	f.gl = &log{mode: cl.mode, dims: cl.dims, table: cl.table, principals: cl.principals, declared: cl.declared}
 	f.st = &state{ms: ms, l: f.gl, gates: map[string]*rules.GateProgram{}}
+	f.table = transitionsOf(ms.Criteria().Replay.Modes[cl.mode], nil, nil)
 }
 
 // slot is the log's number of chunk cl's slot n, numbering it when it is new. The identity and
@@ -74,8 +76,8 @@ func (f *fold) slot(cl *log, n int32) int32 {
 	return g
 }
 
-// addEvents takes a chunk's events and replays those that leave the window.
-func (f *fold) addEvents(w *wholeRead, cl *log) error {
+// addEvents takes the events of chunk no and replays those that leave the window.
+func (f *fold) addEvents(w *wholeRead, cl *log, no int32) error {
 	f.start(w.ms, cl)
 	f.local = slices.Grow(f.local[:0], len(cl.slots))[:len(cl.slots)]
 	for i := range f.local {
@@ -89,9 +91,10 @@ func (f *fold) addEvents(w *wholeRead, cl *log) error {
 			}
 			ev.slot = f.local[ev.slot]
 		}
-		f.pending.push(ev)
+		f.pending.push(pendingEvent{ev, no})
+		w.pendingIn(no, 1)
 		if f.pending.len() > f.window {
-			f.step(w, f.pending.pop())
+			f.step(w, f.pop(w))
 		}
 	}
 	return nil
@@ -159,7 +162,7 @@ func (f *fold) replay(ev *event) error {
 		s.aliased = true
 	}
 	from := s.status
-	to, moves := rp.Modes[f.gl.mode][ev.op][from]
+	to, moves := f.table.move(ev.op, from)
 	switch ev.op {
 	case "write":
 		if contains(rp.ReinsertFrom, from) {
@@ -222,7 +225,7 @@ func (f *fold) keptForget(s *slotState, ev *event) *event {
 // log facts, the gates and the factors.
 func (f *fold) finish(w *wholeRead, checkEnd time.Time) (*Report, *WholeRefusal, error) {
 	for f.pending.len() > 0 {
-		f.step(w, f.pending.pop())
+		f.step(w, f.pop(w))
 	}
 	if w.best != nil {
 		return nil, w.best, nil
@@ -268,22 +271,36 @@ func (f *fold) fillForgetEnvelopes(rep *Report) {
 	rep.verdict["with_envelope"] = fe.Rate.Value
 }
 
+// pop takes the next event to replay out of the window; its chunk's buffer may then be reused.
+func (f *fold) pop(w *wholeRead) event {
+	pe := f.pending.pop()
+	w.pendingIn(pe.chunk, -1)
+	return pe.ev
+}
+
+// pendingEvent is an event not yet replayed and the chunk it was read from, whose buffer its
+// strings point into.
+type pendingEvent struct {
+	ev    event
+	chunk int32
+}
+
 // pending holds the events not yet replayed, sorted by seq from head on. A log in seq order (the
 // usual case) only appends; an event out of order is inserted in its place.
 type pending struct {
-	evs  []event
+	evs  []pendingEvent
 	head int
 }
 
 func (p *pending) len() int { return len(p.evs) - p.head }
 
-func (p *pending) push(ev event) {
-	if n := len(p.evs); n == p.head || p.evs[n-1].seq <= ev.seq {
+func (p *pending) push(ev pendingEvent) {
+	if n := len(p.evs); n == p.head || p.evs[n-1].ev.seq <= ev.ev.seq {
 		p.evs = append(p.evs, ev)
 		return
 	}
-	at, _ := slices.BinarySearchFunc(p.evs[p.head:], ev.seq, func(e event, s int64) int {
-		if e.seq <= s { // after the equal ones: a repeated seq stays in the order read
+	at, _ := slices.BinarySearchFunc(p.evs[p.head:], ev.ev.seq, func(e pendingEvent, s int64) int {
+		if e.ev.seq <= s { // after the equal ones: a repeated seq stays in the order read
 			return -1
 		}
 		return 1
@@ -291,9 +308,9 @@ func (p *pending) push(ev event) {
 	p.evs = slices.Insert(p.evs, p.head+at, ev)
 }
 
-func (p *pending) pop() event {
+func (p *pending) pop() pendingEvent {
 	ev := p.evs[p.head]
-	p.evs[p.head] = event{}
+	p.evs[p.head] = pendingEvent{}
 	p.head++
 	if p.head == len(p.evs) {
 		p.evs, p.head = p.evs[:0], 0
