@@ -38,12 +38,12 @@ type cutter struct {
 	pos int
 	// spans are a held part's events as cut (offsets in buf), given to the chunks once its
 	// header is known.
-	spans []span
+	spans []valueSpan
 	// failed: the part's reader gave an error other than io.EOF.
 	failed bool
 }
 
-type span struct{ from, to int }
+type valueSpan struct{ from, to int }
 
 // more reads more of the part, keeping buf[keep:] (moved to the front): it returns how far the
 // kept bytes moved, and false at the end of the part or on an error (the reference reader then
@@ -101,20 +101,20 @@ func (c *cutter) expect(b byte) bool {
 // value cuts the next value, after whitespace, and returns its offsets in buf; it stays in buf
 // until the next call. A value the buffer does not hold whole is scanned on from where the scan
 // stopped as more is read, so that the cost stays linear however small the reads.
-func (c *cutter) value() (span, bool) {
+func (c *cutter) value() (valueSpan, bool) {
 	if _, ok := c.space(); !ok {
-		return span{}, false
+		return valueSpan{}, false
 	}
 	st := scan{str: -1}
 	for {
 		end, ok := st.end(c.buf[c.pos:])
 		if ok {
-			s := span{c.pos, c.pos + end}
+			s := valueSpan{c.pos, c.pos + end}
 			c.pos = s.to
 			return s, s.to > s.from
 		}
 		if _, ok := c.more(c.pos); !ok {
-			return span{}, false
+			return valueSpan{}, false
 		}
 	}
 }
