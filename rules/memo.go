@@ -199,8 +199,20 @@ type keyState struct {
 
 // key writes the projection of the activation's current record into a.ks.buf.
 func (p *projection) key(a *RecordActivation) []byte {
+	a.ks.buf, a.ks.seen = a.ks.buf[:0], a.ks.seen[:0]
+	return p.appendKey(a)
+}
+
+// keyTagged is key after the number of the program it keys, so that one map holds the results
+// of many programs.
+func (p *projection) keyTagged(a *RecordActivation, num int) []byte {
+	a.ks.buf, a.ks.seen = binary.AppendUvarint(a.ks.buf[:0], uint64(num)), a.ks.seen[:0]
+	return p.appendKey(a)
+}
+
+// appendKey appends the projection of the activation's current record to a.ks.buf.
+func (p *projection) appendKey(a *RecordActivation) []byte {
 	ks := &a.ks
-	ks.buf, ks.seen = ks.buf[:0], ks.seen[:0]
 	base := unsafe.Pointer(a.Record)
 	for i := range p.fields {
 		f := &p.fields[i]
@@ -323,11 +335,11 @@ func (m *memo) lookup(key []byte) ([]bool, bool) {
 	return r, ok
 }
 
-func (m *memo) store(key []byte, vals []bool) {
+func (m *memo) store(key string, vals []bool) {
 	if m.results == nil {
 		m.results = map[string][]bool{}
 	}
-	m.results[string(key)] = append([]bool(nil), vals...)
+	m.results[key] = append([]bool(nil), vals...)
 }
 
 // isKindName reports whether s is one of the names of Value.Kind.

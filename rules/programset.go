@@ -215,6 +215,7 @@ type RecordActivation struct {
 	ps     *ProgramSet
 	memo   [numFused]memo // this export's fused results, by input projection
 	stage  map[string]stageResult
+	elem   map[string]bool // each program's results (elemmemo.go)
 	ks     keyState
 }
 
@@ -258,53 +259,67 @@ func (a *RecordActivation) Get(s Slot) bool { return a.vals[a.ps.slotOf[s]] }
 // first condition that holds; fired receives its index (or -1 when the record is live).
 func (ps *ProgramSet) EvalLiveness(a *RecordActivation) (fired int, err error) {
 	var anyCond [1]bool
-	if ps.evalFused(fusedLive, a, anyCond[:]) && !anyCond[0] {
+	if ps.evalWhole(fusedLive, a, anyCond[:]) && !anyCond[0] {
 		a.Live = true
 		return -1, nil
 	}
-	// A record that is not live, or no fast answer: the individual conditions say which.
+	hit, key, memo := ps.fusedLookup(fusedLive, a, anyCond[:])
+	if hit && !anyCond[0] {
+		a.Live = true
+		return -1, nil
+	}
+	// A record that is not live, or no answer yet: the individual conditions say which.
+	fired = -1
 	for i, p := range ps.liveness {
-		b, err := p.Bool(a)
+		b, err := a.memoBool(p)
 		if err != nil {
 			return -1, err
 		}
 		if b {
-			a.Live = false
-			return i, nil
+			fired = i
+			break
 		}
 	}
-	a.Live = true
-	return -1, nil
+	a.Live = fired < 0
+	if memo && !hit {
+		anyCond[0] = fired >= 0
+		ps.fusedStore(fusedLive, a, key, anyCond[:])
+	}
+	return fired, nil
+}
+
+// evalPreds evaluates recordPreds[from:to] in file order into a.vals, from the fused program k's
+// memo when it can.
+func (ps *ProgramSet) evalPreds(k int, a *RecordActivation, from, to int) error {
+	out := a.vals[from:to]
+	if ps.evalWhole(k, a, out) {
+		return nil
+	}
+	hit, key, memo := ps.fusedLookup(k, a, out)
+	if hit {
+		return nil
+	}
+	for i := from; i < to; i++ {
+		b, err := a.memoBool(ps.recordPreds[i])
+		if err != nil {
+			return err
+		}
+		a.vals[i] = b
+	}
+	if memo {
+		ps.fusedStore(k, a, key, out)
+	}
+	return nil
 }
 
 // EvalRecord evaluates record.predicates (phase 1) in file order.
 func (ps *ProgramSet) EvalRecord(a *RecordActivation) error {
-	if ps.evalFused(fusedPreds, a, a.vals[:ps.phase1]) {
-		return nil
-	}
-	for i := 0; i < ps.phase1; i++ {
-		b, err := ps.recordPreds[i].Bool(a)
-		if err != nil {
-			return err
-		}
-		a.vals[i] = b
-	}
-	return nil
+	return ps.evalPreds(fusedPreds, a, 0, ps.phase1)
 }
 
 // EvalMarks evaluates record.marks (after the M4 walk has set a.Record.M4Resolves).
 func (ps *ProgramSet) EvalMarks(a *RecordActivation) error {
-	if ps.evalFused(fusedMarks, a, a.vals[ps.phase1:len(ps.recordPreds)]) {
-		return nil
-	}
-	for i := ps.phase1; i < len(ps.recordPreds); i++ {
-		b, err := ps.recordPreds[i].Bool(a)
-		if err != nil {
-			return err
-		}
-		a.vals[i] = b
-	}
-	return nil
+	return ps.evalPreds(fusedMarks, a, ps.phase1, len(ps.recordPreds))
 }
 
 // EvalApplies reports, as a bit mask over Conflicts(), which conflict sub-checks apply to the
@@ -312,15 +327,22 @@ func (ps *ProgramSet) EvalMarks(a *RecordActivation) error {
 func (ps *ProgramSet) EvalApplies(a *RecordActivation) (uint32, error) {
 	var buf [32]bool
 	out := buf[:len(ps.conflicts)]
-	if ps.evalFused(fusedApplies, a, out) {
+	if ps.evalWhole(fusedApplies, a, out) {
+		return mask(out), nil
+	}
+	hit, key, memo := ps.fusedLookup(fusedApplies, a, out)
+	if hit {
 		return mask(out), nil
 	}
 	for j, c := range ps.conflicts {
-		b, err := c.Applies.Bool(a)
+		b, err := a.memoBool(c.Applies)
 		if err != nil {
 			return 0, err
 		}
 		out[j] = b
+	}
+	if memo {
+		ps.fusedStore(fusedApplies, a, key, out)
 	}
 	return mask(out), nil
 }
@@ -330,20 +352,43 @@ func (ps *ProgramSet) EvalApplies(a *RecordActivation) (uint32, error) {
 func (ps *ProgramSet) EvalConflicts(a *RecordActivation, applies uint32) (uint32, error) {
 	var buf [32]bool
 	out := buf[:len(ps.conflicts)]
-	if ps.evalFused(fusedConflicts, a, out) {
+	if ps.evalWhole(fusedConflicts, a, out) {
 		return mask(out) & applies, nil
 	}
-	for j, c := range ps.conflicts {
-		if applies&(1<<j) == 0 {
-			continue
+	hit, key, memo := ps.fusedLookup(fusedConflicts, a, out)
+	if hit {
+		return mask(out) & applies, nil
+	}
+	if !memo {
+		for j, c := range ps.conflicts {
+			if applies&(1<<j) == 0 {
+				continue
+			}
+			b, err := c.Conflict.Bool(a)
+			if err != nil {
+				return 0, err
+			}
+			out[j] = b
 		}
-		b, err := c.Conflict.Bool(a)
+		return mask(out), nil
+	}
+	// What the memo keeps is the fused program's own answer, applies && conflict per sub-check,
+	// whatever mask this caller passed: the sub-check's applicability is read from its own
+	// (memoized) program, and the conflict runs only where it applies, as && does.
+	for j, c := range ps.conflicts {
+		b, err := a.memoBool(c.Applies)
 		if err != nil {
 			return 0, err
 		}
+		if b {
+			if b, err = a.memoBool(c.Conflict); err != nil {
+				return 0, err
+			}
+		}
 		out[j] = b
 	}
-	return mask(out), nil
+	ps.fusedStore(fusedConflicts, a, key, out)
+	return mask(out) & applies, nil
 }
 
 func mask(bs []bool) uint32 {
@@ -361,11 +406,16 @@ type ClusterActivation struct {
 	Scope
 	Obs     Observer
 	Cluster *Cluster
-	B5      bool
+	// Facts is room for the cluster being decided, that Cluster may point at: one per export
+	// instead of one allocation per cluster.
+	Facts Cluster
+	B5    bool
 	// memo holds the decisions already made for this export: the cluster programs are a pure
 	// function of the Cluster facts (and of family, form and variant, fixed in one export), so
 	// clusters with equal facts are decided once. Reuse one activation per export to use it.
 	memo map[Cluster]ClusterDecision
+	// elem holds each program's results (elemmemo.go).
+	elem map[clusterElemKey]bool
 }
 
 // ResolveName implements interpreter.Activation.
@@ -478,37 +528,23 @@ func (ps *ProgramSet) EvalCluster(a *ClusterActivation) (ClusterDecision, error)
 	return d, err
 }
 
+// evalCluster runs the author's cluster programs in their order, each memoized on what it
+// compares (memoBool; with an observer each runs).
 func (ps *ProgramSet) evalCluster(a *ClusterActivation) (ClusterDecision, error) {
 	var d ClusterDecision
-	var buf [64]bool
-	vals := buf[:3+len(ps.precedence)]
-	if a.Obs == nil && len(vals) <= len(buf) && evalList(ps.fast.cluster, a, vals) {
-		d.Forms, d.TemplateLineage, d.B5Runs = vals[0], vals[1], vals[2]
-		a.B5 = d.B5Runs
-		if !d.Forms || d.TemplateLineage {
-			return d, nil
-		}
-		for i := range ps.precedence {
-			if vals[3+i] {
-				d.Rule = &ps.precedence[i]
-				return d, nil
-			}
-		}
-		return d, &RuleError{Rule: "clusters.precedence", Path: "clusters.precedence", Err: ErrRuleFailed}
-	}
 	var err error
-	if d.Forms, err = ps.clusterForms.Bool(a); err != nil || !d.Forms {
+	if d.Forms, err = a.memoBool(ps.clusterForms); err != nil || !d.Forms {
 		return d, err
 	}
-	if d.TemplateLineage, err = ps.templateLineage.Bool(a); err != nil || d.TemplateLineage {
+	if d.TemplateLineage, err = a.memoBool(ps.templateLineage); err != nil || d.TemplateLineage {
 		return d, err
 	}
-	if d.B5Runs, err = ps.b5Runs.Bool(a); err != nil {
+	if d.B5Runs, err = a.memoBool(ps.b5Runs); err != nil {
 		return d, err
 	}
 	a.B5 = d.B5Runs
 	for i := range ps.precedence {
-		ok, err := ps.precedence[i].When.Bool(a)
+		ok, err := a.memoBool(ps.precedence[i].When)
 		if err != nil {
 			return d, err
 		}
