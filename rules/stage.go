@@ -89,6 +89,7 @@ func unionProjection(ps ...*projection) (projection, bool) {
 			u.fields = append(u.fields, f)
 		}
 	}
+	u.indexLiterals()
 	return u, true
 }
 
