@@ -41,6 +41,8 @@ func (st *state) fillClusters(rep *Report) error {
 	}
 	clusters := make([]ClusterReport, 0, candidates)
 	st.members = make([]Member, 0, inCandidates)
+	// The printed distinct-source counts point into one array too: no allocation per cluster.
+	sources := make([]int, 0, candidates)
 	counts := map[string]int{}
 	var members []int
 	for _, g := range rg.groups {
@@ -51,15 +53,16 @@ func (st *state) fillClusters(rep *Report) error {
 		for j := g.first; j >= 0; j = rg.next[j] {
 			members = append(members, int(j))
 		}
-		cr, class, err := st.cluster(members)
+		clusters = append(clusters, ClusterReport{})
+		formed, class, err := st.cluster(members, &clusters[len(clusters)-1], &sources)
 		if err != nil {
 			return err
 		}
-		if cr == nil {
+		if !formed {
+			clusters = clusters[:len(clusters)-1]
 			continue
 		}
 		counts[class]++
-		clusters = append(clusters, *cr)
 	}
 	st.putRecordGroups(rg)
 	slices.SortFunc(clusters, func(a, b ClusterReport) int { return compareIDs(a.Members, b.Members, memberID) })
@@ -79,9 +82,10 @@ func (st *state) fillClusters(rep *Report) error {
 	return nil
 }
 
-// cluster builds one content key's cluster facts and classifies it. It returns nil when the key
-// forms no cluster or forms a template-lineage cluster (counted apart, R-24).
-func (st *state) cluster(members []int) (*ClusterReport, string, error) {
+// cluster builds one content key's cluster facts and classifies it into cr. formed is false when
+// the key forms no cluster or forms a template-lineage cluster (counted apart, R-24). A printed
+// distinct-source count is appended to sources, which has room for it.
+func (st *state) cluster(members []int, cr *ClusterReport, sources *[]int) (formed bool, class string, err error) {
 	copies := st.copies[:0]
 	defer func() { st.copies = copies[:0] }()
 	for _, i := range members {
@@ -89,26 +93,28 @@ func (st *state) cluster(members []int) (*ClusterReport, string, error) {
 			copies = append(copies, i)
 		}
 	}
-	cl := st.clusterFacts(members, copies)
 	if st.clAct == nil {
 		st.clAct = &rules.ClusterActivation{Scope: st.x.scope, Obs: st.opts.Observer}
 	}
 	act := st.clAct
-	act.Cluster = &cl
+	// The facts live in the activation, reused cluster after cluster: taking the address of a
+	// local would move it to the heap once per cluster.
+	act.Cluster = &act.Facts
+	st.clusterFacts(members, copies, act.Cluster)
 	d, err := st.ps.EvalCluster(act)
 	if err != nil || !d.Forms {
-		return nil, "", err
+		return false, "", err
 	}
 	if d.TemplateLineage {
 		st.lineage++
-		return nil, "", nil
+		return false, "", nil
 	}
 	if !d.B5Runs {
 		st.b5NotRun++
 	}
 	if st.opts.explain != nil {
 		if err := st.explainCluster(members, act); err != nil {
-			return nil, "", err
+			return false, "", err
 		}
 	}
 	if d.Rule.Refer {
@@ -116,14 +122,15 @@ func (st *state) cluster(members []int) (*ClusterReport, string, error) {
 			st.referrals = append(st.referrals, st.x.records[i].id)
 		}
 	}
-	return st.clusterReport(members, &cl, d.Rule, act.B5), d.Rule.Class, nil
+	st.clusterReport(cr, members, act.Cluster, d.Rule, act.B5, sources)
+	return true, d.Rule.Class, nil
 }
 
-// clusterFacts are the facts the cluster rules read of one content key's members, copies being
-// the members that are not global.
-func (st *state) clusterFacts(members, copies []int) rules.Cluster {
+// clusterFacts writes into cl the facts the cluster rules read of one content key's members,
+// copies being the members that are not global.
+func (st *state) clusterFacts(members, copies []int, cl *rules.Cluster) {
 	x := st.x
-	cl := rules.Cluster{Letta: x.letta, Globals: int64(len(members) - len(copies)), Copies: int64(len(copies))}
+	*cl = rules.Cluster{Letta: x.letta, Globals: int64(len(members) - len(copies)), Copies: int64(len(copies))}
 	// Clusters are small: distinct values are counted over reused slices, not maps.
 	scopes, keySets, sources := st.ids[0][:0], st.ids[1][:0], st.scratch[2][:0]
 	tids, btids := st.scratch[3][:0], st.scratch[4][:0]
@@ -162,16 +169,16 @@ func (st *state) clusterFacts(members, copies []int) rules.Cluster {
 	if x.letta {
 		cl.DisjointPair = disjointPair(x, copies)
 	}
-	return cl
 }
 
-// clusterReport is the report of a cluster the precedence rule p decided; b5 says whether its
-// distinct sources are printed.
-func (st *state) clusterReport(members []int, cl *rules.Cluster, p *rules.PrecedenceProgram, b5 bool) *ClusterReport {
-	cr := &ClusterReport{Classification: p.Class, DecidedBy: p.ID, Statement: p.Statement, Reason: p.Reason,
+// clusterReport writes into cr the report of a cluster the precedence rule p decided; b5 says
+// whether its distinct sources are printed (appended to sources, which has room).
+func (st *state) clusterReport(cr *ClusterReport, members []int, cl *rules.Cluster, p *rules.PrecedenceProgram, b5 bool, sources *[]int) {
+	*cr = ClusterReport{Classification: p.Class, DecidedBy: p.ID, Statement: p.Statement, Reason: p.Reason,
 		DistinctScopes: int(cl.DistinctScopes)}
 	if b5 {
-		cr.DistinctSources = intp(int(cl.DistinctSources))
+		*sources = append(*sources, int(cl.DistinctSources))
+		cr.DistinctSources = &(*sources)[len(*sources)-1]
 	}
 	at := len(st.members)
 	for _, i := range members {
@@ -181,7 +188,6 @@ func (st *state) clusterReport(members []int, cl *rules.Cluster, p *rules.Preced
 	}
 	cr.Members = st.members[at:len(st.members):len(st.members)]
 	slices.SortFunc(cr.Members, func(a, b Member) int { return strings.Compare(a.ID, b.ID) })
-	return cr
 }
 
 // distinct counts the distinct values of ss, which it sorts.

@@ -3,18 +3,7 @@ package evaluator
 import (
 	"slices"
 	"sort"
-
-	"sync"
 )
-
-// groupKey is one duplicates group: a partition's content key, scoped groups also by tuple.
-type groupKey struct {
-	partition uint8
-	tid, cid  int32
-}
-
-// dupIndexPool holds the group indexes of fillDuplicates, reused across exports.
-var dupIndexPool = sync.Pool{New: func() any { return map[groupKey]int{} }}
 
 // dupPartition is the scope partition of a record: its number, name and scope.
 func dupPartition(r *record) (k uint8, name, scope string) {
@@ -32,29 +21,35 @@ func dupPartition(r *record) (k uint8, name, scope string) {
 func (st *state) fillDuplicates(rep *Report) {
 	x := st.x
 	w := st.ps.Criteria().Words
-	// A group is one partition's content key, scoped groups also by scope tuple: a max-size
-	// export's thousand groups take 12 KB, allocated once.
-	index := dupIndexPool.Get().(map[groupKey]int)
-	defer func() {
-		clear(index)
-		dupIndexPool.Put(index)
-	}()
+	// A group is one partition's content key, scoped groups also by scope tuple. The groups of one
+	// content key are chained from its number (head) and told apart by their first record: a
+	// record is grouped by comparing numbers, with no hashing, and the chains take 4 bytes per
+	// content key and per group.
 	rg := st.recordGroups(len(x.records))
 	defer st.putRecordGroups(rg)
+	head := make([]int32, len(x.contents)) // content number -> its last group + 1
+	link := make([]int32, 0, len(x.records))
 	for i := range x.records {
 		r := &x.records[i]
 		if !r.live || r.contested {
 			continue
 		}
-		k := groupKey{tid: -1, cid: r.cid}
-		if k.partition, _, _ = dupPartition(r); k.partition == 2 {
-			k.tid = r.tid
+		part, _, _ := dupPartition(r)
+		g := -1
+		for j := head[r.cid] - 1; j >= 0; j = link[j] - 1 {
+			f := &x.records[rg.groups[j].first]
+			if fp, _, _ := dupPartition(f); fp == part && (part != 2 || f.tid == r.tid) {
+				g = int(j)
+				break
+			}
 		}
-		if gi, ok := index[k]; ok {
-			rg.add(i, gi)
-		} else {
-			index[k] = rg.add(i, -1)
+		if g >= 0 {
+			rg.add(i, g)
+			continue
 		}
+		g = rg.add(i, -1)
+		link = append(link, head[r.cid])
+		head[r.cid] = int32(g + 1)
 	}
 	// The clusters and their member ids are cut from one array each.
 	excess, candidates := 0, 0

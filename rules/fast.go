@@ -27,6 +27,8 @@ type fastPrograms struct {
 	// when it cannot be memoized (see stage.go).
 	stage   projection
 	stageOK bool
+	// classOK is true when the stage's key covers the marks' and conflict checks' inputs too.
+	classOK bool
 	// clusterKey keys the cluster memo by the outcome of every comparison of counts the cluster
 	// programs make (clusterkey.go).
 	clusterKey orderKey
@@ -55,6 +57,7 @@ func (c *compiler) fuse(ps *ProgramSet) {
 		fc.fuseGates(ps)
 	}
 	ps.stageProjection()
+	ps.elementKeys()
 }
 
 // fastCompiler compiles the fused programs of the fast path.
@@ -246,25 +249,36 @@ func evalList(prg cel.Program, act interpreter.Activation, out []bool) bool {
 	return true
 }
 
-// evalFused evaluates fused program k for the activation's record into out, from the export's
-// memo when a record with the same inputs was already evaluated. It reports false when the fast
-// path cannot answer (the caller then evaluates the individual programs).
-func (ps *ProgramSet) evalFused(k int, a *RecordActivation, out []bool) bool {
+// fusedLookup answers fused program k for the activation's record from the export's memo into
+// out. On a miss it returns the key to store the answer under (fusedStore) once the author's
+// programs have given it; memo is false when the program is not memoized (an observer, or a
+// program that reads the whole record).
+func (ps *ProgramSet) fusedLookup(k int, a *RecordActivation, out []bool) (hit bool, key string, memo bool) {
 	f := &ps.fast.record[k]
-	if f.prg == nil || a.Obs != nil {
-		return false
+	if f.prg == nil || a.Obs != nil || f.proj.whole {
+		return false, "", false
 	}
-	if f.proj.whole {
-		return evalList(f.prg, a, out)
-	}
-	key := f.proj.key(a)
-	if r, ok := a.memo[k].lookup(key); ok {
+	kb := f.proj.key(a)
+	if r, ok := a.memo[k].lookup(kb); ok {
 		copy(out, r)
-		return true
+		return true, "", true
 	}
-	if !evalList(f.prg, a, out) {
+	// The author's programs reuse the key buffer for their own keys: this one is kept aside
+	// (the copy is the one the memo keeps).
+	return false, string(kb), true
+}
+
+// fusedStore remembers out as fused program k's answer for key.
+func (ps *ProgramSet) fusedStore(k int, a *RecordActivation, key string, out []bool) {
+	a.memo[k].store(key, out)
+}
+
+// evalWhole evaluates fused program k when it cannot be memoized because it reads the whole
+// record (no criteria shipped so far do); it reports false when the fast path cannot answer.
+func (ps *ProgramSet) evalWhole(k int, a *RecordActivation, out []bool) bool {
+	f := &ps.fast.record[k]
+	if f.prg == nil || a.Obs != nil || !f.proj.whole {
 		return false
 	}
-	a.memo[k].store(key, out)
-	return true
+	return evalList(f.prg, a, out)
 }

@@ -62,6 +62,18 @@ type projection struct {
 	canon    bool
 	literals map[string]bool
 	litLens  uint64 // bit n: a literal of n bytes exists (bit 63 also for every longer one)
+	// byLen lists the literals by their length (the last entry: every longer one), so that a
+	// string is told from them by a comparison or two, not by hashing it.
+	byLen [64][]string
+}
+
+// indexLiterals fills byLen from literals.
+func (p *projection) indexLiterals() {
+	p.byLen = [64][]string{}
+	for s := range p.literals {
+		n := min(len(s), 63)
+		p.byLen[n] = append(p.byLen[n], s)
+	}
 }
 
 var recordStruct = reflect.TypeOf(Record{})
@@ -143,6 +155,7 @@ func projectionOf(ast *cel.Ast, slotIndex map[string]int) projection {
 	if recordIdents != recordSelects {
 		p.whole = true
 	}
+	p.indexLiterals()
 	return p
 }
 
@@ -199,8 +212,20 @@ type keyState struct {
 
 // key writes the projection of the activation's current record into a.ks.buf.
 func (p *projection) key(a *RecordActivation) []byte {
+	a.ks.buf, a.ks.seen = a.ks.buf[:0], a.ks.seen[:0]
+	return p.appendKey(a)
+}
+
+// keyTagged is key after the number of the program it keys, so that one map holds the results
+// of many programs.
+func (p *projection) keyTagged(a *RecordActivation, num int) []byte {
+	a.ks.buf, a.ks.seen = binary.AppendUvarint(a.ks.buf[:0], uint64(num)), a.ks.seen[:0]
+	return p.appendKey(a)
+}
+
+// appendKey appends the projection of the activation's current record to a.ks.buf.
+func (p *projection) appendKey(a *RecordActivation) []byte {
 	ks := &a.ks
-	ks.buf, ks.seen = ks.buf[:0], ks.seen[:0]
 	base := unsafe.Pointer(a.Record)
 	for i := range p.fields {
 		f := &p.fields[i]
@@ -222,8 +247,12 @@ func (p *projection) key(a *RecordActivation) []byte {
 			}
 			ks.buf = append(ks.buf, tagValue)
 			if f.subs&subKind != 0 {
-				ks.buf = append(ks.buf, 'L')
-				ks.buf = appendString(ks.buf, v.Kind)
+				if b := kindByte(v.Kind); b != 0 {
+					ks.buf = append(ks.buf, b)
+				} else {
+					ks.buf = append(ks.buf, 'L')
+					ks.buf = appendString(ks.buf, v.Kind)
+				}
 			}
 			if f.subs&subPresent != 0 {
 				ks.buf = append(ks.buf, boolByte(v.Present))
@@ -291,10 +320,16 @@ func (p *projection) str(a *RecordActivation, s string) {
 // literal reports whether s is one of the program's string literals. Most strings a record
 // carries are not: their length alone says so, without hashing them.
 func (p *projection) literal(s string) bool {
-	if len(s) < 64 && p.litLens&(1<<len(s)) == 0 {
+	n := min(len(s), 63)
+	if p.litLens&(1<<n) == 0 {
 		return false
 	}
-	return p.literals[s]
+	for _, l := range p.byLen[n] {
+		if l == s {
+			return true
+		}
+	}
+	return false
 }
 
 func boolByte(b bool) byte {
@@ -323,11 +358,33 @@ func (m *memo) lookup(key []byte) ([]bool, bool) {
 	return r, ok
 }
 
-func (m *memo) store(key []byte, vals []bool) {
+func (m *memo) store(key string, vals []bool) {
 	if m.results == nil {
 		m.results = map[string][]bool{}
 	}
-	m.results[string(key)] = append([]bool(nil), vals...)
+	m.results[key] = append([]bool(nil), vals...)
+}
+
+// kindByte is the one byte a kind name is keyed by (never 'L', which opens a verbatim string),
+// or 0 for any other string.
+func kindByte(s string) byte {
+	switch s {
+	case "absent":
+		return 0xB1
+	case "null":
+		return 0xB2
+	case "string":
+		return 0xB3
+	case "bool":
+		return 0xB4
+	case "number":
+		return 0xB5
+	case "array":
+		return 0xB6
+	case "object":
+		return 0xB7
+	}
+	return 0
 }
 
 // isKindName reports whether s is one of the names of Value.Kind.

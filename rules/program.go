@@ -53,6 +53,13 @@ type Program struct {
 	env       *cel.Env
 	loc       exprLocator
 
+	// num, proj, order and memoOK key the program's results within one export (elemmemo.go):
+	// proj for a record program, order for a cluster program.
+	num    int
+	proj   projection
+	order  orderKey
+	memoOK bool
+
 	traceOnce sync.Once // the tracing program is built on first use
 	tracePrg  cel.Program
 	traceErr  error

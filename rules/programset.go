@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"sync/atomic"
 	"time"
 
 	"cel.dev/cel-go/interpreter"
@@ -207,20 +208,25 @@ func (s *Scope) resolve(name string) (any, bool) {
 type RecordActivation struct {
 	Scope
 	// Obs, when set, sees every evaluation (coverage, explain).
-	Obs    Observer
-	Record *Record
-	Live   bool
-	vals   SlotValues
-	index  map[string]int
-	ps     *ProgramSet
-	memo   [numFused]memo // this export's fused results, by input projection
-	stage  map[string]stageResult
-	ks     keyState
+	Obs     Observer
+	Record  *Record
+	Live    bool
+	vals    [numSlots]bool
+	index   map[string]int
+	ps      *ProgramSet
+	memo    [numFused]memo  // this export's fused results, by input projection
+	elem    map[string]bool // each program's results (elemmemo.go)
+	ks      keyState
+	classes // the record stage's memo (stage.go)
 }
+
+// activations numbers the record activations, so that a record's class is never read in an
+// activation other than the one that numbered it.
+var activations atomic.Uint32
 
 // NewRecordActivation returns an activation bound to this program set.
 func (ps *ProgramSet) NewRecordActivation(s Scope) *RecordActivation {
-	return &RecordActivation{Scope: s, index: ps.slotIndex, ps: ps}
+	return &RecordActivation{Scope: s, index: ps.slotIndex, ps: ps, classes: classes{epoch: activations.Add(1)}}
 }
 
 // ResolveName implements interpreter.Activation.
@@ -240,15 +246,30 @@ func (a *RecordActivation) ResolveName(name string) (any, bool) {
 // Parent implements interpreter.Activation.
 func (a *RecordActivation) Parent() interpreter.Activation { return nil }
 
-// SlotValues holds one record's predicate values, indexed like ProgramSet.RecordPredicates.
-type SlotValues [numSlots]bool
+// SlotValues holds one record's predicate values, indexed like ProgramSet.RecordPredicates, and
+// the record's class in the record stage's memo of the activation that gave them.
+type SlotValues struct {
+	vals  [numSlots]bool
+	class int32 // the class + 1; 0 when the record has none
+	epoch uint32
+}
+
+// At is the value of RecordPredicates()[i].
+func (v *SlotValues) At(i int) bool { return v.vals[i] }
 
 // Values returns the current record's predicate values.
-func (a *RecordActivation) Values() SlotValues { return a.vals }
+func (a *RecordActivation) Values() SlotValues {
+	return SlotValues{vals: a.vals, class: a.class, epoch: a.epoch}
+}
 
-// Restore makes a record current again: its facts, liveness and predicate values.
+// Restore makes a record current again: its facts, liveness and predicate values. v is what
+// Values returned once the record stage ran on r in this activation; r's facts may have changed
+// since in M4Resolves only (the M4 walk's outcome).
 func (a *RecordActivation) Restore(r *Record, live bool, v SlotValues) {
-	a.Record, a.Live, a.vals = r, live, v
+	a.Record, a.Live, a.vals, a.class = r, live, v.vals, 0
+	if v.epoch == a.epoch {
+		a.class, a.rec = v.class, r
+	}
 }
 
 // Get returns a slot's value after EvalRecord / EvalMarks.
@@ -258,51 +279,76 @@ func (a *RecordActivation) Get(s Slot) bool { return a.vals[a.ps.slotOf[s]] }
 // first condition that holds; fired receives its index (or -1 when the record is live).
 func (ps *ProgramSet) EvalLiveness(a *RecordActivation) (fired int, err error) {
 	var anyCond [1]bool
-	if ps.evalFused(fusedLive, a, anyCond[:]) && !anyCond[0] {
+	if ps.evalWhole(fusedLive, a, anyCond[:]) && !anyCond[0] {
 		a.Live = true
 		return -1, nil
 	}
-	// A record that is not live, or no fast answer: the individual conditions say which.
+	hit, key, memo := ps.fusedLookup(fusedLive, a, anyCond[:])
+	if hit && !anyCond[0] {
+		a.Live = true
+		return -1, nil
+	}
+	// A record that is not live, or no answer yet: the individual conditions say which.
+	fired = -1
 	for i, p := range ps.liveness {
-		b, err := p.Bool(a)
+		b, err := a.memoBool(p)
 		if err != nil {
 			return -1, err
 		}
 		if b {
-			a.Live = false
-			return i, nil
+			fired = i
+			break
 		}
 	}
-	a.Live = true
-	return -1, nil
+	a.Live = fired < 0
+	if memo && !hit {
+		anyCond[0] = fired >= 0
+		ps.fusedStore(fusedLive, a, key, anyCond[:])
+	}
+	return fired, nil
 }
 
-// EvalRecord evaluates record.predicates (phase 1) in file order.
-func (ps *ProgramSet) EvalRecord(a *RecordActivation) error {
-	if ps.evalFused(fusedPreds, a, a.vals[:ps.phase1]) {
+// evalPreds evaluates recordPreds[from:to] in file order into a.vals, from the fused program k's
+// memo when it can.
+func (ps *ProgramSet) evalPreds(k int, a *RecordActivation, from, to int) error {
+	out := a.vals[from:to]
+	if ps.evalWhole(k, a, out) {
 		return nil
 	}
-	for i := 0; i < ps.phase1; i++ {
-		b, err := ps.recordPreds[i].Bool(a)
+	hit, key, memo := ps.fusedLookup(k, a, out)
+	if hit {
+		return nil
+	}
+	for i := from; i < to; i++ {
+		b, err := a.memoBool(ps.recordPreds[i])
 		if err != nil {
 			return err
 		}
 		a.vals[i] = b
+	}
+	if memo {
+		ps.fusedStore(k, a, key, out)
 	}
 	return nil
 }
 
+// EvalRecord evaluates record.predicates (phase 1) in file order.
+func (ps *ProgramSet) EvalRecord(a *RecordActivation) error {
+	return ps.evalPreds(fusedPreds, a, 0, ps.phase1)
+}
+
 // EvalMarks evaluates record.marks (after the M4 walk has set a.Record.M4Resolves).
 func (ps *ProgramSet) EvalMarks(a *RecordActivation) error {
-	if ps.evalFused(fusedMarks, a, a.vals[ps.phase1:len(ps.recordPreds)]) {
+	at := a.late(&a.marks)
+	if at != nil && *at&known != 0 {
+		unpack(*at, a.vals[ps.phase1:len(ps.recordPreds)])
 		return nil
 	}
-	for i := ps.phase1; i < len(ps.recordPreds); i++ {
-		b, err := ps.recordPreds[i].Bool(a)
-		if err != nil {
-			return err
-		}
-		a.vals[i] = b
+	if err := ps.evalPreds(fusedMarks, a, ps.phase1, len(ps.recordPreds)); err != nil {
+		return err
+	}
+	if at != nil {
+		*at = known | uint64(mask(a.vals[ps.phase1:len(ps.recordPreds)]))
 	}
 	return nil
 }
@@ -312,15 +358,22 @@ func (ps *ProgramSet) EvalMarks(a *RecordActivation) error {
 func (ps *ProgramSet) EvalApplies(a *RecordActivation) (uint32, error) {
 	var buf [32]bool
 	out := buf[:len(ps.conflicts)]
-	if ps.evalFused(fusedApplies, a, out) {
+	if ps.evalWhole(fusedApplies, a, out) {
+		return mask(out), nil
+	}
+	hit, key, memo := ps.fusedLookup(fusedApplies, a, out)
+	if hit {
 		return mask(out), nil
 	}
 	for j, c := range ps.conflicts {
-		b, err := c.Applies.Bool(a)
+		b, err := a.memoBool(c.Applies)
 		if err != nil {
 			return 0, err
 		}
 		out[j] = b
+	}
+	if memo {
+		ps.fusedStore(fusedApplies, a, key, out)
 	}
 	return mask(out), nil
 }
@@ -328,22 +381,60 @@ func (ps *ProgramSet) EvalApplies(a *RecordActivation) (uint32, error) {
 // EvalConflicts reports, as a bit mask over Conflicts(), which conflict sub-checks the current
 // record fails among those in applies (its EvalApplies mask).
 func (ps *ProgramSet) EvalConflicts(a *RecordActivation, applies uint32) (uint32, error) {
+	at := a.late(&a.conflicts)
+	if at != nil && *at&known != 0 {
+		return uint32(*at) & applies, nil
+	}
+	failed, fused, err := ps.evalConflicts(a, applies)
+	if err == nil && fused && at != nil {
+		*at = known | uint64(failed)
+	}
+	return failed & applies, err
+}
+
+// evalConflicts is EvalConflicts without the class memo. fused is true when failed is the fused
+// program's own answer (applies && conflict per sub-check, whatever applies was passed), which the
+// class memo may keep.
+func (ps *ProgramSet) evalConflicts(a *RecordActivation, applies uint32) (failed uint32, fused bool, err error) {
 	var buf [32]bool
 	out := buf[:len(ps.conflicts)]
-	if ps.evalFused(fusedConflicts, a, out) {
-		return mask(out) & applies, nil
+	if ps.evalWhole(fusedConflicts, a, out) {
+		return mask(out), true, nil
 	}
-	for j, c := range ps.conflicts {
-		if applies&(1<<j) == 0 {
-			continue
+	hit, key, memo := ps.fusedLookup(fusedConflicts, a, out)
+	if hit {
+		return mask(out), true, nil
+	}
+	if !memo {
+		for j, c := range ps.conflicts {
+			if applies&(1<<j) == 0 {
+				continue
+			}
+			b, err := c.Conflict.Bool(a)
+			if err != nil {
+				return 0, false, err
+			}
+			out[j] = b
 		}
-		b, err := c.Conflict.Bool(a)
+		return mask(out), false, nil
+	}
+	// What the memo keeps is the fused program's own answer, applies && conflict per sub-check,
+	// whatever mask this caller passed: the sub-check's applicability is read from its own
+	// (memoized) program, and the conflict runs only where it applies, as && does.
+	for j, c := range ps.conflicts {
+		b, err := a.memoBool(c.Applies)
 		if err != nil {
-			return 0, err
+			return 0, false, err
+		}
+		if b {
+			if b, err = a.memoBool(c.Conflict); err != nil {
+				return 0, false, err
+			}
 		}
 		out[j] = b
 	}
-	return mask(out), nil
+	ps.fusedStore(fusedConflicts, a, key, out)
+	return mask(out), true, nil
 }
 
 func mask(bs []bool) uint32 {
@@ -361,11 +452,16 @@ type ClusterActivation struct {
 	Scope
 	Obs     Observer
 	Cluster *Cluster
-	B5      bool
+	// Facts is room for the cluster being decided, that Cluster may point at: one per export
+	// instead of one allocation per cluster.
+	Facts Cluster
+	B5    bool
 	// memo holds the decisions already made for this export: the cluster programs are a pure
 	// function of the Cluster facts (and of family, form and variant, fixed in one export), so
 	// clusters with equal facts are decided once. Reuse one activation per export to use it.
 	memo map[Cluster]ClusterDecision
+	// elem holds each program's results (elemmemo.go).
+	elem map[clusterElemKey]bool
 }
 
 // ResolveName implements interpreter.Activation.
@@ -478,37 +574,23 @@ func (ps *ProgramSet) EvalCluster(a *ClusterActivation) (ClusterDecision, error)
 	return d, err
 }
 
+// evalCluster runs the author's cluster programs in their order, each memoized on what it
+// compares (memoBool; with an observer each runs).
 func (ps *ProgramSet) evalCluster(a *ClusterActivation) (ClusterDecision, error) {
 	var d ClusterDecision
-	var buf [64]bool
-	vals := buf[:3+len(ps.precedence)]
-	if a.Obs == nil && len(vals) <= len(buf) && evalList(ps.fast.cluster, a, vals) {
-		d.Forms, d.TemplateLineage, d.B5Runs = vals[0], vals[1], vals[2]
-		a.B5 = d.B5Runs
-		if !d.Forms || d.TemplateLineage {
-			return d, nil
-		}
-		for i := range ps.precedence {
-			if vals[3+i] {
-				d.Rule = &ps.precedence[i]
-				return d, nil
-			}
-		}
-		return d, &RuleError{Rule: "clusters.precedence", Path: "clusters.precedence", Err: ErrRuleFailed}
-	}
 	var err error
-	if d.Forms, err = ps.clusterForms.Bool(a); err != nil || !d.Forms {
+	if d.Forms, err = a.memoBool(ps.clusterForms); err != nil || !d.Forms {
 		return d, err
 	}
-	if d.TemplateLineage, err = ps.templateLineage.Bool(a); err != nil || d.TemplateLineage {
+	if d.TemplateLineage, err = a.memoBool(ps.templateLineage); err != nil || d.TemplateLineage {
 		return d, err
 	}
-	if d.B5Runs, err = ps.b5Runs.Bool(a); err != nil {
+	if d.B5Runs, err = a.memoBool(ps.b5Runs); err != nil {
 		return d, err
 	}
 	a.B5 = d.B5Runs
 	for i := range ps.precedence {
-		ok, err := ps.precedence[i].When.Bool(a)
+		ok, err := a.memoBool(ps.precedence[i].When)
 		if err != nil {
 			return d, err
 		}
