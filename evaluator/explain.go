@@ -78,7 +78,7 @@ func (st *state) explainRecord(i int) error {
 	}
 	vals := st.act.Values()
 	for j, p := range st.ps.RecordPredicates()[:st.ps.PredicateCount()] {
-		re.Predicates = append(re.Predicates, RuleValue{Rule: p.ID, Text: p.Expr.Text, Value: vals.At(j)})
+		re.Predicates = append(re.Predicates, RuleValue{Rule: p.ID, Text: p.Expr.Text, Value: vals[j]})
 	}
 	st.opts.explain.Records = append(st.opts.explain.Records, re)
 	return nil

@@ -27,8 +27,6 @@ type fastPrograms struct {
 	// when it cannot be memoized (see stage.go).
 	stage   projection
 	stageOK bool
-	// classOK is true when the stage's key covers the marks' and conflict checks' inputs too.
-	classOK bool
 	// clusterKey keys the cluster memo by the outcome of every comparison of counts the cluster
 	// programs make (clusterkey.go).
 	clusterKey orderKey

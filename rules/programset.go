@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"sync/atomic"
 	"time"
 
 	"cel.dev/cel-go/interpreter"
@@ -208,25 +207,21 @@ func (s *Scope) resolve(name string) (any, bool) {
 type RecordActivation struct {
 	Scope
 	// Obs, when set, sees every evaluation (coverage, explain).
-	Obs     Observer
-	Record  *Record
-	Live    bool
-	vals    [numSlots]bool
-	index   map[string]int
-	ps      *ProgramSet
-	memo    [numFused]memo  // this export's fused results, by input projection
-	elem    map[string]bool // each program's results (elemmemo.go)
-	ks      keyState
-	classes // the record stage's memo (stage.go)
+	Obs    Observer
+	Record *Record
+	Live   bool
+	vals   SlotValues
+	index  map[string]int
+	ps     *ProgramSet
+	memo   [numFused]memo // this export's fused results, by input projection
+	stage  map[string]stageResult
+	elem   map[string]bool // each program's results (elemmemo.go)
+	ks     keyState
 }
-
-// activations numbers the record activations, so that a record's class is never read in an
-// activation other than the one that numbered it.
-var activations atomic.Uint32
 
 // NewRecordActivation returns an activation bound to this program set.
 func (ps *ProgramSet) NewRecordActivation(s Scope) *RecordActivation {
-	return &RecordActivation{Scope: s, index: ps.slotIndex, ps: ps, classes: classes{epoch: activations.Add(1)}}
+	return &RecordActivation{Scope: s, index: ps.slotIndex, ps: ps}
 }
 
 // ResolveName implements interpreter.Activation.
@@ -246,30 +241,15 @@ func (a *RecordActivation) ResolveName(name string) (any, bool) {
 // Parent implements interpreter.Activation.
 func (a *RecordActivation) Parent() interpreter.Activation { return nil }
 
-// SlotValues holds one record's predicate values, indexed like ProgramSet.RecordPredicates, and
-// the record's class in the record stage's memo of the activation that gave them.
-type SlotValues struct {
-	vals  [numSlots]bool
-	class int32 // the class + 1; 0 when the record has none
-	epoch uint32
-}
-
-// At is the value of RecordPredicates()[i].
-func (v *SlotValues) At(i int) bool { return v.vals[i] }
+// SlotValues holds one record's predicate values, indexed like ProgramSet.RecordPredicates.
+type SlotValues [numSlots]bool
 
 // Values returns the current record's predicate values.
-func (a *RecordActivation) Values() SlotValues {
-	return SlotValues{vals: a.vals, class: a.class, epoch: a.epoch}
-}
+func (a *RecordActivation) Values() SlotValues { return a.vals }
 
-// Restore makes a record current again: its facts, liveness and predicate values. v is what
-// Values returned once the record stage ran on r in this activation; r's facts may have changed
-// since in M4Resolves only (the M4 walk's outcome).
+// Restore makes a record current again: its facts, liveness and predicate values.
 func (a *RecordActivation) Restore(r *Record, live bool, v SlotValues) {
-	a.Record, a.Live, a.vals, a.class = r, live, v.vals, 0
-	if v.epoch == a.epoch {
-		a.class, a.rec = v.class, r
-	}
+	a.Record, a.Live, a.vals = r, live, v
 }
 
 // Get returns a slot's value after EvalRecord / EvalMarks.
@@ -339,18 +319,7 @@ func (ps *ProgramSet) EvalRecord(a *RecordActivation) error {
 
 // EvalMarks evaluates record.marks (after the M4 walk has set a.Record.M4Resolves).
 func (ps *ProgramSet) EvalMarks(a *RecordActivation) error {
-	at := a.late(&a.marks)
-	if at != nil && *at&known != 0 {
-		unpack(*at, a.vals[ps.phase1:len(ps.recordPreds)])
-		return nil
-	}
-	if err := ps.evalPreds(fusedMarks, a, ps.phase1, len(ps.recordPreds)); err != nil {
-		return err
-	}
-	if at != nil {
-		*at = known | uint64(mask(a.vals[ps.phase1:len(ps.recordPreds)]))
-	}
-	return nil
+	return ps.evalPreds(fusedMarks, a, ps.phase1, len(ps.recordPreds))
 }
 
 // EvalApplies reports, as a bit mask over Conflicts(), which conflict sub-checks apply to the
@@ -381,29 +350,14 @@ func (ps *ProgramSet) EvalApplies(a *RecordActivation) (uint32, error) {
 // EvalConflicts reports, as a bit mask over Conflicts(), which conflict sub-checks the current
 // record fails among those in applies (its EvalApplies mask).
 func (ps *ProgramSet) EvalConflicts(a *RecordActivation, applies uint32) (uint32, error) {
-	at := a.late(&a.conflicts)
-	if at != nil && *at&known != 0 {
-		return uint32(*at) & applies, nil
-	}
-	failed, fused, err := ps.evalConflicts(a, applies)
-	if err == nil && fused && at != nil {
-		*at = known | uint64(failed)
-	}
-	return failed & applies, err
-}
-
-// evalConflicts is EvalConflicts without the class memo. fused is true when failed is the fused
-// program's own answer (applies && conflict per sub-check, whatever applies was passed), which the
-// class memo may keep.
-func (ps *ProgramSet) evalConflicts(a *RecordActivation, applies uint32) (failed uint32, fused bool, err error) {
 	var buf [32]bool
 	out := buf[:len(ps.conflicts)]
 	if ps.evalWhole(fusedConflicts, a, out) {
-		return mask(out), true, nil
+		return mask(out) & applies, nil
 	}
 	hit, key, memo := ps.fusedLookup(fusedConflicts, a, out)
 	if hit {
-		return mask(out), true, nil
+		return mask(out) & applies, nil
 	}
 	if !memo {
 		for j, c := range ps.conflicts {
@@ -412,11 +366,11 @@ func (ps *ProgramSet) evalConflicts(a *RecordActivation, applies uint32) (failed
 			}
 			b, err := c.Conflict.Bool(a)
 			if err != nil {
-				return 0, false, err
+				return 0, err
 			}
 			out[j] = b
 		}
-		return mask(out), false, nil
+		return mask(out), nil
 	}
 	// What the memo keeps is the fused program's own answer, applies && conflict per sub-check,
 	// whatever mask this caller passed: the sub-check's applicability is read from its own
@@ -424,17 +378,17 @@ func (ps *ProgramSet) evalConflicts(a *RecordActivation, applies uint32) (failed
 	for j, c := range ps.conflicts {
 		b, err := a.memoBool(c.Applies)
 		if err != nil {
-			return 0, false, err
+			return 0, err
 		}
 		if b {
 			if b, err = a.memoBool(c.Conflict); err != nil {
-				return 0, false, err
+				return 0, err
 			}
 		}
 		out[j] = b
 	}
 	ps.fusedStore(fusedConflicts, a, key, out)
-	return mask(out), true, nil
+	return mask(out) & applies, nil
 }
 
 func mask(bs []bool) uint32 {
