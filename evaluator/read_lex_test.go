@@ -1,0 +1,171 @@
+package evaluator_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/scopehygiene/scope-hygiene/evaluator"
+	"github.com/scopehygiene/scope-hygiene/gen"
+	"github.com/scopehygiene/scope-hygiene/rules"
+)
+
+// The read-once path (read_lex.go) is held to the tree path: on any body, the same refusal, the
+// same pre-check, the same report and the same caller member.
+
+// sameAnswers fails t when the two paths answer body differently.
+func sameAnswers(t *testing.T, ps *rules.ProgramSet, body []byte) {
+	t.Helper()
+	tree := evaluator.TreeOnly(evaluator.Options{})
+	repT, refT, errT := evaluator.AuditWith(ps, body, now, tree)
+	repL, refL, errL := evaluator.AuditWith(ps, body, now, evaluator.Options{})
+	same(t, "audit", []any{repT, refT, errT != nil}, []any{repL, refL, errL != nil})
+	preT, refT, errT := evaluator.PrecheckWith(ps, body, now, tree)
+	preL, refL, errL := evaluator.PrecheckWith(ps, body, now, evaluator.Options{})
+	same(t, "precheck", []any{preT, refT, errT != nil}, []any{preL, refL, errL != nil})
+	for _, owned := range []bool{false, true} {
+		pT, refT, errT := evaluator.PrepareWith(ps, bytes.Clone(body), evaluator.TreeOnly(evaluator.Options{OwnedBody: owned}))
+		pL, refL, errL := evaluator.PrepareWith(ps, bytes.Clone(body), evaluator.Options{OwnedBody: owned})
+		same(t, "prepare", []any{refT, errT != nil, pT == nil}, []any{refL, errL != nil, pL == nil})
+		if pT == nil || pL == nil {
+			continue
+		}
+		sT, prT, isT := pT.Caller()
+		sL, prL, isL := pL.Caller()
+		same(t, "caller", []any{sT, prT, isT}, []any{sL, prL, isL})
+		rT, errT := pT.Audit(now)
+		rL, errL := pL.Audit(now)
+		same(t, "prepared audit", []any{rT, errT != nil}, []any{rL, errL != nil})
+	}
+}
+
+func same(t *testing.T, what string, tree, lex []any) {
+	t.Helper()
+	a, errA := json.Marshal(tree)
+	b, errB := json.Marshal(lex)
+	if errA != nil || errB != nil || !bytes.Equal(a, b) || !reflect.DeepEqual(tree, lex) {
+		t.Fatalf("%s: tree path %s\nread-once path %s", what, a, b)
+	}
+}
+
+// reordered are body's top-level members written in other orders: records first (the read-once
+// path reads them after the rest), and the manifest last (after the records).
+func reordered(body []byte) [][]byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return nil
+	}
+	write := func(first, last string) []byte {
+		var b bytes.Buffer
+		b.WriteByte('{')
+		put := func(k string) {
+			if b.Len() > 1 {
+				b.WriteByte(',')
+			}
+			kb, _ := json.Marshal(k)
+			b.Write(kb)
+			b.WriteByte(':')
+			b.Write(m[k])
+		}
+		if _, ok := m[first]; ok {
+			put(first)
+		}
+		for k := range m {
+			if k != first && k != last {
+				put(k)
+			}
+		}
+		if _, ok := m[last]; ok {
+			put(last)
+		}
+		b.WriteByte('}')
+		return b.Bytes()
+	}
+	return [][]byte{write("records", ""), write("", "manifest"), write("caller", "family")}
+}
+
+// corpusBodies are the bodies of the corpus cases.
+func corpusBodies(t testing.TB) [][]byte {
+	files, _ := filepath.Glob("../corpus/cases/*.json")
+	var out [][]byte
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c struct {
+			Body json.RawMessage `json:"body"`
+		}
+		if json.Unmarshal(raw, &c) != nil || len(c.Body) == 0 {
+			continue
+		}
+		body := []byte(c.Body)
+		var s string
+		if json.Unmarshal(c.Body, &s) == nil {
+			body = []byte(s) // a body given as text
+		}
+		out = append(out, body)
+	}
+	return out
+}
+
+// TestLexMatchesTree: every corpus body, in its own order and reordered, and every max-size
+// export get the same answers from both paths; the read-once path reads every max-size export and
+// most corpus bodies that are not refused (it is the request path, not a corner of it).
+func TestLexMatchesTree(t *testing.T) {
+	ps := shipped(t)
+	read, audited := 0, 0
+	for _, body := range corpusBodies(t) {
+		for _, b := range append([][]byte{body}, reordered(body)...) {
+			sameAnswers(t, ps, b)
+		}
+		if _, ref, _ := evaluator.Audit(ps, body, now); ref == nil {
+			audited++
+			if evaluator.LexReads(ps, body) {
+				read++
+			}
+		}
+	}
+	t.Logf("the read-once path read %d of the %d corpus bodies that audit", read, audited)
+	if audited == 0 || read*10 < audited*9 {
+		t.Errorf("the read-once path read %d of %d audited corpus bodies", read, audited)
+	}
+	for _, fam := range gen.MaxSizeFamilies {
+		body := gen.MaxSizeExport(fam)
+		if !evaluator.LexReads(ps, body) {
+			t.Errorf("%s: the max-size export is not read by the read-once path", fam)
+		}
+		sameAnswers(t, ps, body)
+		for _, b := range reordered(body) {
+			sameAnswers(t, ps, b)
+		}
+	}
+}
+
+// FuzzLexMatchesTree holds the read-once path to the tree path on arbitrary bytes and on
+// structured exports built from them, in their order and reordered.
+func FuzzLexMatchesTree(f *testing.F) {
+	for _, body := range corpusBodies(f) {
+		f.Add(body)
+	}
+	for _, raw := range []string{
+		``, `{}`, `[]`, `{"records":[{"id":"a","content_text":"x"}],"family":"mem0","form":"full_text"}`,
+		`{"family":"mem0","form":"full_text","records":[{"id":"a","content_text":"x"}],"manifest":{"declared_scope_keys":["user"]}}`,
+		`{"family":"letta","form":"full_text","records":[{"id":"a","content_text":"x","attached_to":["b","a","",5,null,"a"],"template_id":{"b":[1.0,"x"],"a":2}}]}`,
+		`{"family":"generic","form":"full_text","caller":"0x1","manifest":{"declared_scope_keys":["metadata","id","supersedes"]},"records":[{"id":"a","content_text":"x","metadata":{"shared":true},"supersedes":["a","b"]}]}`,
+	} {
+		f.Add([]byte(raw))
+	}
+	ps := shipped(f)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		sameAnswers(t, ps, body)
+		s := structured(body)
+		sameAnswers(t, ps, s)
+		for _, b := range reordered(s) {
+			sameAnswers(t, ps, b)
+		}
+	})
+}
