@@ -152,28 +152,42 @@ func (x *export) readRecords(c *rules.Criteria, recs []jsontree.Value, standIns 
 	}
 }
 
-// manifestFacts sets the facts of each record that the manifest's lists give. The scope lists
-// are looked up once per scope string (by its interned number), the content keys once per content
-// key, and an empty list not at all.
+// manifestFacts sets the facts of each record that the manifest's lists give. Each list entry is
+// looked up once among the export's interned scope strings, content keys or ids (the lists are
+// short, the records many), and each record then reads its scope's and its content key's bits
+// by number.
 func (x *export) manifestFacts() {
 	m := &x.manifest
-	// per interned scope string, and per content number: bit 0 known, bit 1 global, bit 2 private
+	// per interned scope string: bit 1 global, bit 2 private
 	byScope := make([]uint8, len(x.interned))
-	byContent := make([]uint8, len(x.contents))
+	for s := range m.globalScopes {
+		if id, ok := x.strs[s]; ok {
+			byScope[id] |= 2
+		}
+	}
+	for s := range m.privateScopes {
+		if id, ok := x.strs[s]; ok {
+			byScope[id] |= 4
+		}
+	}
+	byContent := make([]bool, len(x.contents))
+	for k := range m.globalContentKeys {
+		if cid, ok := x.contents[k]; ok {
+			byContent[cid] = true
+		}
+	}
 	for i := range x.records {
 		r := &x.records[i]
 		if r.facts.Scoped {
-			if byScope[r.sid] == 0 {
-				byScope[r.sid] = 1 | bit(len(m.globalScopes) > 0 && m.globalScopes[r.facts.ScopeString], 2) |
-					bit(len(m.privateScopes) > 0 && m.privateScopes[r.facts.ScopeString], 4)
-			}
 			r.facts.InGlobalScopes, r.facts.InPrivateScopes = byScope[r.sid]&2 != 0, byScope[r.sid]&4 != 0
 		}
-		if byContent[r.cid] == 0 {
-			byContent[r.cid] = 1 | bit(len(m.globalContentKeys) > 0 && m.globalContentKeys[r.content], 2)
+		r.facts.InGlobalContentKeys = byContent[r.cid]
+		r.facts.InGlobalClaimIDs = false
+	}
+	for id := range m.globalClaimIDs {
+		if j, ok := x.byID[id]; ok {
+			x.records[j].facts.InGlobalClaimIDs = true
 		}
-		r.facts.InGlobalContentKeys = byContent[r.cid]&2 != 0
-		r.facts.InGlobalClaimIDs = len(m.globalClaimIDs) > 0 && m.globalClaimIDs[r.id]
 	}
 }
 
@@ -237,7 +251,6 @@ func (x *export) scopeFromKeys(r *record, vals []scopeVal, global string) {
 			continue
 		}
 		tuple = appendLP(appendLP(tuple, k), v.str)
-		keys = appendLP(keys, k)
 		if n > 0 {
 			scope = append(scope, '/')
 		}
@@ -249,6 +262,14 @@ func (x *export) scopeFromKeys(r *record, vals []scopeVal, global string) {
 	// scope string, interned once per tuple rather than looked up per record.
 	t := x.tupleInfo(r.tid)
 	if !t.known {
+		// The key set, spelled once per tuple: the keys that carried a value.
+		for i, k := range x.keys {
+			if v := vals[2*i]; v.kind == jsontree.String && v.str != "" {
+				keys = appendLP(keys, k)
+			} else if a := vals[2*i+1]; a.kind == jsontree.String && a.str != "" {
+				keys = appendLP(keys, k)
+			}
+		}
 		_, t.kid = x.intern(keys)
 		t.scope, t.sid = x.intern(scope)
 		t.known = true

@@ -3,10 +3,15 @@ package evaluator_test
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/scopehygiene/scope-hygiene/evaluator"
 	"github.com/scopehygiene/scope-hygiene/gen"
@@ -168,4 +173,68 @@ func FuzzLexMatchesTree(f *testing.F) {
 			sameAnswers(t, ps, b)
 		}
 	})
+}
+
+// BenchmarkReadPaths times, interleaved in every iteration on each max-size export, a bare
+// jsontext token scan (the floor), the pre-check and the audit through the tree path, and both
+// through the read-once path, and prints the ratios of their medians: figures of one run, which a
+// loaded machine moves together.
+func BenchmarkReadPaths(b *testing.B) {
+	ps := shipped(b)
+	tree := evaluator.TreeOnly(evaluator.Options{})
+	for _, fam := range gen.MaxSizeFamilies {
+		body := gen.MaxSizeExport(fam)
+		b.Run(fam, func(b *testing.B) {
+			runs := []func(){
+				func() { scanTokens(b, body) },
+				func() { mustPrecheck(b, ps, body, tree) },
+				func() { mustPrecheck(b, ps, body, evaluator.Options{}) },
+				func() { mustAudit(b, ps, body, tree) },
+				func() { mustAudit(b, ps, body, evaluator.Options{}) },
+			}
+			took := make([][]time.Duration, len(runs))
+			for i := 0; i < b.N; i++ {
+				for j, run := range runs {
+					t0 := time.Now()
+					run()
+					took[j] = append(took[j], time.Since(t0))
+				}
+			}
+			m := make([]float64, len(runs))
+			for j := range took {
+				slices.Sort(took[j])
+				m[j] = float64(took[j][len(took[j])/2])
+			}
+			b.ReportMetric(m[1]/m[0], "tree-precheck/scan")
+			b.ReportMetric(m[2]/m[0], "lex-precheck/scan")
+			b.ReportMetric(m[3]/m[0], "tree-audit/scan")
+			b.ReportMetric(m[4]/m[0], "lex-audit/scan")
+			b.ReportMetric(m[2]/m[1], "precheck-lex/tree")
+			b.ReportMetric(m[4]/m[3], "audit-lex/tree")
+		})
+	}
+}
+
+func scanTokens(b *testing.B, body []byte) {
+	d := jsontext.NewDecoder(bytes.NewReader(body))
+	for {
+		if _, err := d.ReadToken(); err != nil {
+			if err != io.EOF {
+				b.Fatal(err)
+			}
+			return
+		}
+	}
+}
+
+func mustPrecheck(b *testing.B, ps *rules.ProgramSet, body []byte, opts evaluator.Options) {
+	if _, ref, err := evaluator.PrecheckWith(ps, body, now, opts); ref != nil || err != nil {
+		b.Fatal(ref, err)
+	}
+}
+
+func mustAudit(b *testing.B, ps *rules.ProgramSet, body []byte, opts evaluator.Options) {
+	if _, ref, err := evaluator.AuditWith(ps, body, now, opts); ref != nil || err != nil {
+		b.Fatal(ref, err)
+	}
 }
