@@ -67,6 +67,7 @@ type lexReader struct {
 	freeText             *rules.FreeTextLimits
 	caller               callerMember
 	contentField, global string
+	scratch              []string // the entries of a list the export keeps no order of
 }
 
 // lexExport reads body in one pass into an export model; nil when the body must go to the tree
@@ -321,7 +322,8 @@ func (l *lexReader) declaredKeys() bool {
 }
 
 // list reads one of the M3 lists as readManifest's list does: null is absent, a non-array and
-// every non-string entry are ignored and counted.
+// every non-string entry are ignored and counted. The entries are kept in order in *entries (in
+// a scratch list when the caller keeps none), and the set is made at its size once they are read.
 func (l *lexReader) list(out map[string]bool, entries *[]string) map[string]bool {
 	r := l.r
 	switch r.Peek() {
@@ -334,6 +336,11 @@ func (l *lexReader) list(out map[string]bool, entries *[]string) map[string]bool
 		l.x.cov.ManifestIgnored++
 		return out
 	}
+	if entries == nil {
+		l.scratch = l.scratch[:0]
+		entries = &l.scratch
+	}
+	from := len(*entries)
 	r.Array()
 	for r.More() {
 		if r.Peek() != jsonlex.String {
@@ -341,14 +348,14 @@ func (l *lexReader) list(out map[string]bool, entries *[]string) map[string]bool
 			l.x.cov.ManifestIgnored++
 			continue
 		}
-		s := r.Str()
-		if out == nil {
-			out = map[string]bool{}
-		}
+		*entries = append(*entries, r.Str())
+	}
+	read := (*entries)[from:]
+	if len(read) > 0 && out == nil {
+		out = make(map[string]bool, len(read))
+	}
+	for _, s := range read {
 		out[s] = true
-		if entries != nil {
-			*entries = append(*entries, s)
-		}
 	}
 	return out
 }
