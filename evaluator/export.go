@@ -191,14 +191,6 @@ func (x *export) manifestFacts() {
 	}
 }
 
-// bit is b as the bit v (0 when false).
-func bit(b bool, v uint8) uint8 {
-	if b {
-		return v
-	}
-	return 0
-}
-
 // keyScope resolves a record's scope over the declared keys, reading its
 // values from the record's tree.
 func (x *export) keyScope(r *record, standIns map[string]string, global string) {
