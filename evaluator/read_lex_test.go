@@ -150,8 +150,8 @@ func TestLexMatchesTree(t *testing.T) {
 	}
 }
 
-// FuzzLexMatchesTree holds the read-once path to the tree path on arbitrary bytes and on
-// structured exports built from them, in their order and reordered.
+// FuzzLexMatchesTree holds the read-once path to the tree path on arbitrary bytes and on a
+// structured export built from them, in its order or reordered.
 func FuzzLexMatchesTree(f *testing.F) {
 	for i, body := range corpusBodies(f) {
 		if i%8 == 0 { // TestLexMatchesTree reads them all
@@ -169,11 +169,12 @@ func FuzzLexMatchesTree(f *testing.F) {
 	ps := shipped(f)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		sameAnswers(t, ps, body)
+		// A structured export, in its order or in one of the others (the first byte chooses).
 		s := structured(body)
-		sameAnswers(t, ps, s)
-		for _, b := range reordered(s) {
-			sameAnswers(t, ps, b)
+		if ro := reordered(s); len(body) > 0 && len(ro) > 0 && body[0]%4 != 0 {
+			s = ro[int(body[0])%len(ro)]
 		}
+		sameAnswers(t, ps, s)
 	})
 }
 
