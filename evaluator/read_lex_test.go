@@ -117,15 +117,18 @@ func corpusBodies(t testing.TB) [][]byte {
 	return out
 }
 
-// TestLexMatchesTree: every corpus body, in its own order and reordered, and every max-size
+// TestLexMatchesTree: every corpus body (a quarter of them reordered too) and every max-size
 // export get the same answers from both paths; the read-once path reads every max-size export and
 // most corpus bodies that are not refused (it is the request path, not a corner of it).
 func TestLexMatchesTree(t *testing.T) {
 	ps := shipped(t)
 	read, audited := 0, 0
-	for _, body := range corpusBodies(t) {
-		for _, b := range append([][]byte{body}, reordered(body)...) {
-			sameAnswers(t, ps, b)
+	for i, body := range corpusBodies(t) {
+		sameAnswers(t, ps, body)
+		if i%4 == 0 { // reordered, a quarter of them (the fuzz target reorders the rest)
+			for _, b := range reordered(body) {
+				sameAnswers(t, ps, b)
+			}
 		}
 		if _, ref, _ := evaluator.Audit(ps, body, now); ref == nil {
 			audited++
