@@ -3,6 +3,7 @@ package evaluator
 import (
 	"runtime"
 
+	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsonlex"
 	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
@@ -24,6 +25,11 @@ type buffers struct {
 	applies []uint32
 	groups  []recordGroup // the groups of clusters and duplicates, one after the other
 	next    []int32
+	sets    []string // the Letta records' scope sets, one after the other (lettaSet)
+
+	// The read-once path's scratch (read_lex.go): its pull reader, and each supersedes target.
+	lex    jsonlex.Reader
+	supers []superRef
 
 	byID      map[string]int
 	contents  map[string]int32
@@ -63,16 +69,28 @@ func (b *buffers) release() {
 	b.slabs.Reset()
 	clear(b.body) // no export's bytes stay behind in an idle buffer
 	b.body = b.body[:0]
-	clear(b.records)
-	clear(b.facts)
-	clear(b.strs)
-	clear(b.internedS)
-	b.records, b.facts, b.strs, b.internedS = b.records[:0], b.facts[:0], b.strs[:0], b.internedS[:0]
-	clear(b.byID)
-	clear(b.contents)
-	clear(b.interned)
+	b.resetRead()
 	select {
 	case freeBuffers <- b:
 	default: // enough are idle: this one is collected
 	}
+}
+
+// resetRead empties what reading an export fills, keeping the body's copy: the tree path starts
+// from it when the read-once path gave up.
+func (b *buffers) resetRead() {
+	clear(b.records)
+	clear(b.facts)
+	clear(b.strs)
+	clear(b.internedS)
+	clear(b.sets)
+	clear(b.supers)
+	b.lex.Release()
+	b.records, b.facts, b.strs, b.internedS = b.records[:0], b.facts[:0], b.strs[:0], b.internedS[:0]
+	b.sets, b.supers = b.sets[:0], b.supers[:0]
+	clear(b.byID)
+	clear(b.contents)
+	clear(b.interned)
+	clear(b.tuples)
+	b.tuples = b.tuples[:0]
 }

@@ -155,11 +155,11 @@ func (st *state) clusterFacts(members, copies []int, cl *rules.Cluster) {
 		}
 		if r.facts.TemplateID.Set {
 			cl.WithTemplateID++
-			tids = append(tids, r.raw.Get("template_id").Identity())
+			tids = append(tids, r.templateIdentity(false))
 		}
 		if r.facts.BaseTemplateID.Set {
 			cl.WithBaseTemplateID++
-			btids = append(btids, r.raw.Get("base_template_id").Identity())
+			btids = append(btids, r.templateIdentity(true))
 		}
 	}
 	cl.DistinctScopes, cl.KeySets, cl.DistinctSources = distinct(scopes), distinct(keySets), distinct(sources)

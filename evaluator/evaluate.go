@@ -7,6 +7,7 @@
 package evaluator
 
 import (
+	"bytes"
 	"errors"
 
 	"time"
@@ -37,6 +38,9 @@ type Options struct {
 	OwnedBody bool
 	// explain, when set, collects the explanation of `rules explain`.
 	explain *Explanation
+	// treeOnly reads the export through the tree path only (the tests hold the read-once path
+	// to it).
+	treeOnly bool
 }
 
 // PrecheckWith is Precheck with options.
@@ -98,6 +102,9 @@ func PrepareWith(ps *rules.ProgramSet, body []byte, opts Options) (*Prepared, *R
 // Caller is the export's top-level "caller" member: present is false when it is absent or null,
 // and str is its value when it is a string (isString).
 func (p *Prepared) Caller() (str string, present, isString bool) {
+	if c := p.st.lexCaller; c.read {
+		return c.str, c.present, c.isString
+	}
 	c := p.st.caller
 	return c.Str(), c.Present(), c.Kind() == jsontree.String
 }
@@ -177,11 +184,13 @@ type state struct {
 	gates   [5]*rules.GateProgram // the gate that fired per factor, nil when ASSESSABLE
 	sub     rules.Submission
 	caller  jsontree.Value // the top-level caller member (the server's free tier reads it)
-	scratch [5][]string
-	ids     [2][]int32               // scratch of clusterFacts: interned tuple and key-set numbers
-	clAct   *rules.ClusterActivation // one per export: it memoizes the cluster decisions
-	copies  []int
-	members []Member // the report's cluster members, one array cut per cluster
+	// lexCaller is the caller member instead when the read-once path read the export.
+	lexCaller callerMember
+	scratch   [5][]string
+	ids       [2][]int32               // scratch of clusterFacts: interned tuple and key-set numbers
+	clAct     *rules.ClusterActivation // one per export: it memoizes the cluster decisions
+	copies    []int
+	members   []Member // the report's cluster members, one array cut per cluster
 
 	eligible, scopedEligible, templates, sourcePassages int
 	referrals                                           []string
@@ -199,24 +208,39 @@ func prepare(ps *rules.ProgramSet, body []byte, opts Options, whole bool) (*stat
 	b := getBuffers()
 	dopts := jsontree.Options{MaxDepth: ps.Criteria().Caps.JSONDepth, Owned: opts.OwnedBody}
 	pooled := whole && !opts.OwnedBody && opts.Observer == nil && opts.explain == nil
-	if pooled {
+	switch {
+	case pooled:
 		b.body = append(b.body[:0], body...)
 		body, dopts.Owned = b.body, true
+	case !opts.OwnedBody:
+		// The export's strings alias the body: one copy of it (what the tree decoder would make
+		// itself), for both paths.
+		body, dopts.Owned = bytes.Clone(body), true
 	}
-	top, err := jsontree.Decode(body, dopts, &b.slabs)
-	if err != nil {
-		b.release()
-		return nil, newRefusal("export_required"), nil
+	var x *export
+	var caller callerMember
+	var top jsontree.Value
+	if !opts.treeOnly {
+		x, caller = lexExport(ps, body, b)
 	}
-	if r := validate(ps, &top); r != nil {
-		b.release()
-		return nil, r, nil
+	if x == nil {
+		// The tree path: any body the read-once path did not read, every refusal among them.
+		b.resetRead()
+		var err error
+		if top, err = jsontree.Decode(body, dopts, &b.slabs); err != nil {
+			b.release()
+			return nil, newRefusal("export_required"), nil
+		}
+		if r := validate(ps, &top); r != nil {
+			b.release()
+			return nil, r, nil
+		}
+		x = newExport(ps, &top, b)
 	}
-	x := newExport(ps, &top, b)
 	if pooled {
 		x.rehome()
 	}
-	st := &state{opts: opts, ps: ps, x: x, act: ps.NewRecordActivation(x.scope), caller: *top.Get("caller")}
+	st := &state{opts: opts, ps: ps, x: x, act: ps.NewRecordActivation(x.scope), caller: *top.Get("caller"), lexCaller: caller}
 	st.act.Obs = opts.Observer
 	if err := st.records(); err != nil {
 		st.release()

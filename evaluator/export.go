@@ -2,8 +2,8 @@ package evaluator
 
 import (
 	"slices"
-	"sort"
 	"strconv"
+	"unsafe"
 
 	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
 	"github.com/scopehygiene/scope-hygiene/rules"
@@ -25,14 +25,20 @@ type export struct {
 	contents  map[string]int32 // content keys, by id
 	scratch   [3][]byte
 	tuples    []tupleFacts // by interned tuple number (keyScope)
+	chunk     []byte       // where interned strings are cut from (intern)
+	keyVals   []scopeVal   // keyScope's scratch
 }
 
 // record is one submitted record.
 type record struct {
 	id      string
 	content string // the content key, exactly as submitted
-	raw     *jsontree.Value
-	facts   rules.Record
+	// raw is the record's tree when the tree path read it (nil on the read-once path, read_lex.go);
+	// tmplText and baseText are then its template_id and base_template_id as written
+	// (templateIdentity reads one or the other).
+	raw                *jsontree.Value
+	tmplText, baseText string
+	facts              rules.Record
 	// tuple identifies the scope; "" when unscoped.
 	tuple string
 	// kid numbers the set of declared keys carrying a counting value (N5, R-36): equal sets,
@@ -120,8 +126,8 @@ func (x *export) scopeKeys(m *jsontree.Value, spec rules.FamilySpec) (standIns m
 func (x *export) readRecords(c *rules.Criteria, recs []jsontree.Value, standIns map[string]string) {
 	b := x.b
 	contentField := c.Forms[x.scope.Form].ContentField
-	b.records = sized(b.records, len(recs))
-	x.records = b.records[:len(recs)]
+	b.records = sized(b.records, len(recs))[:len(recs)]
+	x.records = b.records
 	facts, strs := factCount(recs)
 	ar := &arena{vals: sized(b.facts, facts), strs: sized(b.strs, strs)}
 	defer func() { b.facts, b.strs = ar.vals, ar.strs }()
@@ -146,69 +152,101 @@ func (x *export) readRecords(c *rules.Criteria, recs []jsontree.Value, standIns 
 	}
 }
 
-// manifestFacts sets the facts of each record that the manifest's lists give. The scope lists
-// are looked up once per scope string (by its interned number), the content keys once per content
-// key, and an empty list not at all.
+// manifestFacts sets the facts of each record that the manifest's lists give. Each list entry is
+// looked up once among the export's interned scope strings, content keys or ids (the lists are
+// short, the records many), and each record then reads its scope's and its content key's bits
+// by number.
 func (x *export) manifestFacts() {
 	m := &x.manifest
-	// per interned scope string, and per content number: bit 0 known, bit 1 global, bit 2 private
+	// per interned scope string: bit 1 global, bit 2 private
 	byScope := make([]uint8, len(x.interned))
-	byContent := make([]uint8, len(x.contents))
+	for s := range m.globalScopes {
+		if id, ok := x.strs[s]; ok {
+			byScope[id] |= 2
+		}
+	}
+	for s := range m.privateScopes {
+		if id, ok := x.strs[s]; ok {
+			byScope[id] |= 4
+		}
+	}
+	byContent := make([]bool, len(x.contents))
+	for k := range m.globalContentKeys {
+		if cid, ok := x.contents[k]; ok {
+			byContent[cid] = true
+		}
+	}
 	for i := range x.records {
 		r := &x.records[i]
 		if r.facts.Scoped {
-			if byScope[r.sid] == 0 {
-				byScope[r.sid] = 1 | bit(len(m.globalScopes) > 0 && m.globalScopes[r.facts.ScopeString], 2) |
-					bit(len(m.privateScopes) > 0 && m.privateScopes[r.facts.ScopeString], 4)
-			}
 			r.facts.InGlobalScopes, r.facts.InPrivateScopes = byScope[r.sid]&2 != 0, byScope[r.sid]&4 != 0
 		}
-		if byContent[r.cid] == 0 {
-			byContent[r.cid] = 1 | bit(len(m.globalContentKeys) > 0 && m.globalContentKeys[r.content], 2)
+		r.facts.InGlobalContentKeys = byContent[r.cid]
+		r.facts.InGlobalClaimIDs = false
+	}
+	for id := range m.globalClaimIDs {
+		if j, ok := x.byID[id]; ok {
+			x.records[j].facts.InGlobalClaimIDs = true
 		}
-		r.facts.InGlobalContentKeys = byContent[r.cid]&2 != 0
-		r.facts.InGlobalClaimIDs = len(m.globalClaimIDs) > 0 && m.globalClaimIDs[r.id]
 	}
 }
 
-// bit is b as the bit v (0 when false).
-func bit(b bool, v uint8) uint8 {
-	if b {
-		return v
-	}
-	return 0
-}
-
-// keyScope resolves a record's scope over the declared keys.
+// keyScope resolves a record's scope over the declared keys, reading its
+// values from the record's tree.
 func (x *export) keyScope(r *record, standIns map[string]string, global string) {
-	tuple, keys, scope := x.scratch[0][:0], x.scratch[1][:0], x.scratch[2][:0]
-	n := 0
+	vals := x.keyVals[:0]
 	for _, k := range x.keys {
 		v := r.raw.Get(k)
-		if v.Present() && v.Kind() != jsontree.String {
+		p := scopeVal{kind: v.Kind(), str: v.Str()}
+		var a scopeVal
+		if alt, ok := standIns[k]; ok {
+			av := r.raw.Get(alt)
+			a = scopeVal{kind: av.Kind(), str: av.Str(), alt: true}
+		}
+		vals = append(vals, p, a)
+	}
+	x.keyVals = vals
+	x.scopeFromKeys(r, vals, global)
+}
+
+// scopeVal is a record's value under a scope key (or under the key's stand-in, alt): its kind
+// and, for a string, its value. Both readers (the tree's keyScope, the read-once lexRecord) reduce
+// a record to these, so that one function decides the scope for both.
+type scopeVal struct {
+	kind jsontree.Kind
+	str  string
+	alt  bool // the key has a stand-in (the alternate slot only)
+}
+
+// scopeFromKeys resolves a record's scope from vals: per declared key in order, its value and
+// then its stand-in's.
+func (x *export) scopeFromKeys(r *record, vals []scopeVal, global string) {
+	tuple, keys, scope := x.scratch[0][:0], x.scratch[1][:0], x.scratch[2][:0]
+	n := 0
+	for i, k := range x.keys {
+		v := vals[2*i]
+		if v.kind != jsontree.Absent && v.kind != jsontree.Null && v.kind != jsontree.String {
 			x.cov.NonStringScopeValues++
 		}
-		if v.Kind() != jsontree.String || v.Str() == "" {
-			if alt, ok := standIns[k]; ok {
-				a := r.raw.Get(alt)
-				if a.Present() && a.Kind() != jsontree.String {
+		if v.kind != jsontree.String || v.str == "" {
+			if a := vals[2*i+1]; a.alt {
+				if a.kind != jsontree.Absent && a.kind != jsontree.Null && a.kind != jsontree.String {
 					x.cov.NonStringScopeValues++
 				}
-				if a.Kind() == jsontree.String && a.Str() != "" {
+				if a.kind == jsontree.String && a.str != "" {
 					v = a
 					x.cov.SessionIDAsRunID++
 				}
 			}
 		}
-		if v.Kind() != jsontree.String || v.Str() == "" {
+		if v.kind != jsontree.String || v.str == "" {
 			continue
 		}
-		tuple = appendLP(appendLP(tuple, k), v.Str())
-		keys = appendLP(keys, k)
+		tuple = appendLP(appendLP(tuple, k), v.str)
 		if n > 0 {
 			scope = append(scope, '/')
 		}
-		scope = append(scope, v.Str()...)
+		scope = append(scope, v.str...)
 		n++
 	}
 	r.tuple, r.tid = x.intern(tuple)
@@ -216,6 +254,14 @@ func (x *export) keyScope(r *record, standIns map[string]string, global string) 
 	// scope string, interned once per tuple rather than looked up per record.
 	t := x.tupleInfo(r.tid)
 	if !t.known {
+		// The key set, spelled once per tuple: the keys that carried a value.
+		for i, k := range x.keys {
+			if v := vals[2*i]; v.kind == jsontree.String && v.str != "" {
+				keys = appendLP(keys, k)
+			} else if a := vals[2*i+1]; a.kind == jsontree.String && a.str != "" {
+				keys = appendLP(keys, k)
+			}
+		}
 		_, t.kid = x.intern(keys)
 		t.scope, t.sid = x.intern(scope)
 		t.known = true
@@ -244,33 +290,64 @@ func (x *export) tupleInfo(tid int32) *tupleFacts {
 }
 
 // intern returns the export's one copy of the string b spells, and its number: the records of
-// one scope share their tuple and scope strings.
+// one scope share their tuple and scope strings. The copies are cut from chunks of the export's
+// own (never pooled: a report keeps them), a few per export instead of one per string.
 func (x *export) intern(b []byte) (string, int32) {
 	if id, ok := x.strs[string(b)]; ok {
 		return x.interned[id], id
 	}
-	s, id := string(b), int32(len(x.interned))
+	s, id := x.keep(b), int32(len(x.interned))
 	x.strs[s] = id
 	x.interned = append(x.interned, s)
 	return s, id
 }
 
-// lettaScope resolves a Letta record's scope set; the set {global} is the global partition.
+// internChunk is the size of the chunks interned strings are cut from.
+const internChunk = 4096
+
+// keep copies b into the export's interned-string chunk.
+func (x *export) keep(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if cap(x.chunk)-len(x.chunk) < len(b) {
+		x.chunk = make([]byte, 0, max(len(b), internChunk))
+	}
+	at := len(x.chunk)
+	x.chunk = append(x.chunk, b...)
+	return unsafe.String(&x.chunk[at], len(b))
+}
+
+// lettaScope resolves a Letta record's scope set from its tree; the set {global} is the
+// global partition.
 func (x *export) lettaScope(r *record, global string) {
 	at := r.raw.Get("attached_to")
 	if at.Present() && at.Kind() != jsontree.Array {
 		x.cov.NonStringScopeValues++
 	}
+	set := x.b.sets[len(x.b.sets):]
 	for _, e := range at.Arr() {
 		switch {
 		case e.Kind() == jsontree.String && e.Str() != "":
-			r.set = append(r.set, e.Str())
+			set = append(set, e.Str())
 		case e.Present() && e.Kind() != jsontree.String:
 			x.cov.NonStringScopeValues++
 		}
 	}
-	sort.Strings(r.set)
-	r.set = slices.Compact(r.set) // a set: repeats count once
+	x.lettaSet(r, set, global)
+}
+
+// lettaSet settles a Letta record's scope from set, the non-empty strings of its attached_to
+// in order, appended at the end of the export's pooled set arena (buffers.sets): sorted and
+// compacted in place, it becomes the record's set.
+func (x *export) lettaSet(r *record, set []string, global string) {
+	slices.Sort(set)
+	set = slices.Compact(set) // a set: repeats count once
+	if len(set) > 0 {
+		n := len(x.b.sets)
+		x.b.sets = append(x.b.sets, set...) // in place unless the arena grew
+		r.set = x.b.sets[n : n+len(set) : n+len(set)]
+	}
 	tuple, scope := x.scratch[0][:0], x.scratch[2][:0]
 	for i, s := range r.set {
 		tuple = appendLP(tuple, s)
@@ -544,36 +621,78 @@ func factCount(recs []jsontree.Value) (facts, strs int) {
 
 // put reduces one JSON value to a rules.Value ("set" as READINGS defines it) in the arena.
 func (ar *arena) put(v *jsontree.Value) *rules.Value {
-	out := rules.Value{Kind: v.Kind().String(), Present: v.Present()}
+	at := len(ar.strs)
+	n := 0
 	switch v.Kind() {
 	case jsontree.String:
-		s := v.Str()
-		out.Str, out.Set, out.Items = s, s != "", 1
-		at := len(ar.strs)
-		ar.strs = append(ar.strs, s)
-		out.Strs = ar.strs[at : at+1 : at+1]
-	case jsontree.Bool:
-		b := v.Bool()
-		out.Bool, out.Set, out.Items = b, b, 1
-	case jsontree.Number:
-		out.Set, out.Items = true, 1
+		ar.strs = append(ar.strs, v.Str())
 	case jsontree.Array:
 		arr := v.Arr()
-		out.Set, out.Items = len(arr) > 0, int64(len(arr))
-		at := len(ar.strs)
+		n = len(arr)
 		for _, e := range arr {
 			if e.Kind() == jsontree.String {
 				ar.strs = append(ar.strs, e.Str())
 			}
 		}
-		if n := len(ar.strs); n > at {
-			out.Strs = ar.strs[at:n:n]
+	case jsontree.Object:
+		n = len(v.Obj())
+	}
+	return ar.value(v.Kind(), v.Str(), v.Bool(), n, at)
+}
+
+// value adds the rules.Value of a member of kind k to the arena: s and b are a string's or a
+// bool's value, n counts an array's elements or an object's members, and the string entries
+// (a string's own, an array's strings) are ar.strs[at:], appended already. Both readers (put for
+// the tree, lexValue for the read-once path) end here, so that a fact is one thing whoever read it.
+func (ar *arena) value(k jsontree.Kind, s string, b bool, n, at int) *rules.Value {
+	out := rules.Value{Kind: k.String(), Present: k != jsontree.Absent && k != jsontree.Null}
+	switch k {
+	case jsontree.String:
+		out.Str, out.Set, out.Items = s, s != "", 1
+		out.Strs = ar.strs[at : at+1 : at+1]
+	case jsontree.Bool:
+		out.Bool, out.Set, out.Items = b, b, 1
+	case jsontree.Number:
+		out.Set, out.Items = true, 1
+	case jsontree.Array:
+		out.Set, out.Items = n > 0, int64(n)
+		if m := len(ar.strs); m > at {
+			out.Strs = ar.strs[at:m:m]
 		}
 	case jsontree.Object:
-		out.Set, out.Items = len(v.Obj()) > 0, 1
+		out.Set, out.Items = n > 0, 1
 	}
+	// Appending may move the arena; the facts already handed out keep pointing at the array
+	// they were cut from, which nothing writes again.
 	ar.vals = append(ar.vals, out)
 	return &ar.vals[len(ar.vals)-1]
+}
+
+// templateIdentity is the identity (jsontree.Value.Identity: equal for equal JSON values) of the
+// record's template_id member, or of its base_template_id when base is set: what template
+// lineage compares (L-4).
+func (r *record) templateIdentity(base bool) string {
+	name, f, text := "template_id", r.facts.TemplateID, r.tmplText
+	if base {
+		name, f, text = "base_template_id", r.facts.BaseTemplateID, r.baseText
+	}
+	if r.raw != nil {
+		return r.raw.Get(name).Identity()
+	}
+	switch f.Kind {
+	case "string":
+		return strconv.Quote(f.Str)
+	case "bool":
+		return strconv.FormatBool(f.Bool)
+	}
+	// A number, an array or an object: read again from its text as written, which the read-once
+	// path kept (rare: the rules compare these only for template lineage).
+	var s jsontree.Slabs
+	v, err := jsontree.Decode([]byte(text), jsontree.Options{MaxDepth: len(text) + 1}, &s)
+	if err != nil {
+		return "" // not reached: the whole body was read under the same strictness
+	}
+	return v.Identity()
 }
 
 // release gives the export's buffers back; the export must not be used afterwards.

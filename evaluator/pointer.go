@@ -1,7 +1,5 @@
 package evaluator
 
-import "github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
-
 // Step names the outcome of one M4 hop, for `rules explain`.
 type Step struct {
 	From, To string
@@ -57,11 +55,11 @@ func (x *export) walk(i int, size int, anchor func(int) bool, trace *[]Step) boo
 // the walk, or "" when the origin points on. content is the content key of the walk's first
 // record.
 func (x *export) hop(cur int, content string, size, hops int) (id string, o int, outcome string) {
-	ptr := x.records[cur].raw.Get("origin_claim_id")
-	if ptr.Kind() != jsontree.String {
+	ptr := x.records[cur].facts.OriginClaimID // the member as read (facts carry its kind and string)
+	if ptr.Kind != "string" {
 		return "", 0, walkNotString
 	}
-	id = ptr.Str()
+	id = ptr.Str
 	if hops > size {
 		return id, 0, walkDepth
 	}
@@ -75,18 +73,18 @@ func (x *export) hop(cur int, content string, size, hops int) (id string, o int,
 	case x.records[o].content != content:
 		return id, o, walkKey
 	}
-	if os := x.records[cur].raw.Get("origin_scope"); os.Present() &&
-		(os.Kind() != jsontree.String || os.Str() != x.records[o].facts.ScopeString) {
+	if os := x.records[cur].facts.OriginScope; os.Present &&
+		(os.Kind != "string" || os.Str != x.records[o].facts.ScopeString) {
 		return id, o, walkScope
 	}
 	if listed {
 		return id, o, walkListed
 	}
-	next := x.records[o].raw.Get("origin_claim_id")
-	if !next.Present() {
+	next := x.records[o].facts.OriginClaimID
+	if !next.Present {
 		return id, o, walkRoot
 	}
-	if next.Kind() != jsontree.String {
+	if next.Kind != "string" {
 		return id, o, walkNotString
 	}
 	return id, o, ""

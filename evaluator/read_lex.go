@@ -1,0 +1,636 @@
+package evaluator
+
+import (
+	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsonlex"
+	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
+	"github.com/scopehygiene/scope-hygiene/rules"
+)
+
+// The export reader of the request path: one pass over the bytes with the strict pull reader
+// (evaluator/internal/jsonlex) that fills the export model (records, facts, scopes, interned
+// numbers) as it reads, with no value tree between the bytes and the facts. It reads only
+// exports that pass every refusal check: at the first sign of one that fails (or of a text that
+// is not strict JSON, or of a shape it does not read in one pass) it gives up, and prepare
+// decodes the body into a tree and runs the checks in the criteria's order, so that a refusal is
+// the one it always was, by construction. An export it reads is the export the tree path builds
+// (FuzzLexMatchesTree holds the two to the same answers).
+
+// superRef is one supersedes target of record rec, as read (resolved once every id is known).
+type superRef struct {
+	rec int32
+	id  string
+}
+
+// callerMember is the export's top-level caller member as the read-once path saw it (the tree
+// path keeps the member's value instead, state.caller).
+type callerMember struct {
+	str               string
+	present, isString bool
+	read              bool // the read-once path read the export
+}
+
+// lexKinds are the tree's kinds of the pull reader's.
+var lexKinds = [...]jsontree.Kind{jsonlex.Invalid: jsontree.Absent, jsonlex.Null: jsontree.Null,
+	jsonlex.String: jsontree.String, jsonlex.Bool: jsontree.Bool, jsonlex.Number: jsontree.Number,
+	jsonlex.Array: jsontree.Array, jsonlex.Object: jsontree.Object}
+
+// keySlot says which scope slot (scopeFromKeys' vals) a record member fills.
+type keySlot struct {
+	name string
+	slot int
+	free bool // a manifest-declared key: its string values are held to the free-text limits
+}
+
+// lexReader is one read in progress.
+type lexReader struct {
+	r      *jsonlex.Reader
+	ps     *rules.ProgramSet
+	c      *rules.Criteria
+	x      *export
+	ar     arena
+	fam    rules.FamilySpec
+	form   rules.FormSpec
+	famOK  bool
+	formOK bool
+
+	variant              string
+	variantSet           bool
+	manifestSeen         bool
+	declared             []string // manifest.declared_scope_keys, repeats dropped
+	declaredPresent      bool
+	recordsRead          bool
+	recsFrom, recsTo     int // the records array, when it came before family or form
+	deferred             bool
+	keyed                []keySlot
+	slots                []scopeVal
+	standIns             map[string]string
+	freeText             *rules.FreeTextLimits
+	caller               callerMember
+	contentField, global string
+	scratch              []string // the entries of a list the export keeps no order of
+}
+
+// lexExport reads body in one pass into an export model; nil when the body must go to the tree
+// path (a refusal, or a shape this path leaves to it). b's maps and scratch are then dirty, and
+// the caller resets them (buffers.resetRead).
+func lexExport(ps *rules.ProgramSet, body []byte, b *buffers) (*export, callerMember) {
+	l := &lexReader{r: &b.lex, ps: ps, c: ps.Criteria()}
+	defer l.r.Release()
+	l.x = &export{b: b, strs: b.interned, interned: b.internedS[:0], byID: b.byID, contents: b.contents,
+		tuples: b.tuples[:0]}
+	l.ar = arena{vals: b.facts[:0], strs: b.strs[:0]}
+	l.slots = l.x.keyVals[:0]
+	ok := l.read(body)
+	b.facts, b.strs = l.ar.vals, l.ar.strs
+	if l.x.records != nil {
+		b.records = l.x.records // released in full (buffers.release clears what it holds)
+	}
+	if !ok {
+		b.internedS, b.tuples = l.x.interned, l.x.tuples
+		return nil, callerMember{}
+	}
+	x := l.x
+	x.lexSupersedes(b.supers)
+	x.manifestFacts()
+	l.caller.read = true
+	return x, l.caller
+}
+
+// read reads the whole text, reporting whether the export is one the tree path would not refuse.
+func (l *lexReader) read(body []byte) bool {
+	r := l.r
+	r.Reset(body, l.c.Caps.JSONDepth)
+	if r.Peek() != jsonlex.Object {
+		return false
+	}
+	r.Object()
+	for {
+		name, ok := r.Member()
+		if !ok {
+			break
+		}
+		if !l.top(name) {
+			return false
+		}
+	}
+	if !r.Done() || !l.famOK || !l.formOK || (!l.recordsRead && !l.deferred) {
+		return false
+	}
+	if l.variantSet && !l.knownVariant() {
+		return false
+	}
+	l.settle()
+	if l.deferred {
+		// The records came before the family or the form: read them now, from their own bytes
+		// (already checked as strictly as the rest, one level shallower on their own).
+		r.Reset(body[l.recsFrom:l.recsTo], l.c.Caps.JSONDepth-1)
+		if !l.records() || !r.Done() {
+			return false
+		}
+	}
+	return true
+}
+
+// top reads one top-level member.
+func (l *lexReader) top(name string) bool {
+	r := l.r
+	switch name {
+	case "family":
+		if r.Peek() != jsonlex.String {
+			return false // family_required or family_unknown
+		}
+		f := r.Str()
+		l.fam, l.famOK = l.c.Families[f]
+		l.x.scope.Family = f
+		return l.famOK
+	case "form":
+		if r.Peek() != jsonlex.String {
+			return false
+		}
+		f := r.Str()
+		l.form, l.formOK = l.c.Forms[f]
+		l.x.scope.Form = f
+		return l.formOK
+	case "variant":
+		switch r.Peek() {
+		case jsonlex.Null:
+			r.Null()
+		case jsonlex.String:
+			l.variant, l.variantSet = r.Str(), true
+		default:
+			return false // variant_unknown
+		}
+	case "manifest":
+		switch r.Peek() {
+		case jsonlex.Null:
+			r.Null()
+		case jsonlex.Object:
+			if !l.manifest() {
+				return false
+			}
+		default:
+			return false // manifest_invalid
+		}
+		// Records read before the manifest were read with the family's default keys.
+		return !(l.recordsRead && l.declaredPresent && l.fam.Scope != "attached_to")
+	case "records":
+		if r.Peek() != jsonlex.Array {
+			return false // records_required
+		}
+		if !l.famOK || !l.formOK {
+			l.recsFrom = r.Offset()
+			r.Skip()
+			l.recsTo, l.deferred = r.Offset(), true
+			return !r.Failed()
+		}
+		l.settle()
+		return l.records()
+	case "caller":
+		switch r.Peek() {
+		case jsonlex.Null:
+			r.Null()
+		case jsonlex.String:
+			l.caller = callerMember{str: r.Str(), present: true, isString: true}
+		default:
+			r.Skip()
+			l.caller = callerMember{present: true}
+		}
+	default:
+		r.Skip()
+	}
+	return !r.Failed()
+}
+
+// knownVariant reports whether the variant read is one of the family's (variant_unknown).
+func (l *lexReader) knownVariant() bool {
+	for _, v := range l.fam.Variants {
+		if v == l.variant {
+			return true
+		}
+	}
+	return false
+}
+
+// settle fixes what the records are read with: the scope, the scope keys and their stand-ins,
+// as newExport and scopeKeys do.
+func (l *lexReader) settle() {
+	x := l.x
+	x.scope.Variant = l.fam.DefaultVariant
+	if l.variantSet {
+		x.scope.Variant = l.variant
+	}
+	if l.recordsRead {
+		return
+	}
+	x.letta = l.fam.Scope == "attached_to"
+	l.contentField, l.global = l.form.ContentField, l.c.GlobalScopeValue
+	switch {
+	case x.letta:
+		x.keySource = "attached_to"
+	case l.declaredPresent:
+		x.keySource, x.keys = "manifest", l.declared
+		if l.fam.Scope == rules.ScopeFromKeys && len(l.declared) > 0 {
+			l.freeText = l.c.FreeTextScopeValue
+		}
+	default:
+		x.keySource, x.keys = "family_default", l.fam.DefaultScopeKeys
+		l.standIns = l.fam.StandIns
+	}
+	l.keyed = l.keyed[:0]
+	l.slots = l.slots[:0]
+	for i, k := range x.keys {
+		l.keyed = append(l.keyed, keySlot{name: k, slot: 2 * i, free: l.freeText != nil})
+		alt, ok := l.standIns[k]
+		if ok {
+			l.keyed = append(l.keyed, keySlot{name: alt, slot: 2*i + 1})
+		}
+		l.slots = append(l.slots, scopeVal{}, scopeVal{alt: ok})
+	}
+}
+
+// manifest reads the M3 declarations and flags as readManifest does, and the
+// declared scope keys as declared_scope_keys_invalid checks them.
+func (l *lexReader) manifest() bool {
+	r, x := l.r, l.x
+	m := &x.manifest
+	m.present = true
+	l.manifestSeen = true
+	r.Object()
+	for {
+		name, ok := r.Member()
+		if !ok {
+			break
+		}
+		switch name {
+		case "declared_scope_keys":
+			if !l.declaredKeys() {
+				return false
+			}
+		case "global_scopes":
+			m.globalScopes = l.list(m.globalScopes, &m.scopeEntries)
+		case "global_content_keys":
+			m.globalContentKeys = l.list(m.globalContentKeys, &m.keyEntries)
+		case "global_claim_ids":
+			m.globalClaimIDs = l.list(m.globalClaimIDs, &m.idEntries)
+		case "private_scopes":
+			m.privateScopes = l.list(m.privateScopes, nil)
+		case "scope_filtered":
+			m.scopeFiltered = l.flag()
+		case "multi_scope":
+			m.multiScope = l.flag()
+		default:
+			r.Skip()
+		}
+	}
+	return !r.Failed()
+}
+
+// declaredKeys reads manifest.declared_scope_keys: null is absent; anything but an array of
+// strings none of which the criteria keep out of every scope is declared_scope_keys_invalid.
+func (l *lexReader) declaredKeys() bool {
+	r := l.r
+	switch r.Peek() {
+	case jsonlex.Null:
+		r.Null()
+		return true
+	case jsonlex.Array:
+	default:
+		return false
+	}
+	l.declaredPresent = true
+	l.declared = nil // the export keeps it (x.keys)
+	r.Array()
+	for r.More() {
+		if r.Peek() != jsonlex.String {
+			return false
+		}
+		k := r.Str()
+		for _, n := range l.c.NeverScopeKeys {
+			if k == n {
+				return false
+			}
+		}
+		seen := false
+		for _, d := range l.declared {
+			seen = seen || d == k
+		}
+		if !seen {
+			l.declared = append(l.declared, k)
+		}
+	}
+	return !r.Failed()
+}
+
+// list reads one of the M3 lists as readManifest's list does: null is absent, a non-array and
+// every non-string entry are ignored and counted. The entries are kept in order in *entries (in
+// a scratch list when the caller keeps none), and the set is made at its size once they are read.
+func (l *lexReader) list(out map[string]bool, entries *[]string) map[string]bool {
+	r := l.r
+	switch r.Peek() {
+	case jsonlex.Null:
+		r.Null()
+		return out
+	case jsonlex.Array:
+	default:
+		r.Skip()
+		l.x.cov.ManifestIgnored++
+		return out
+	}
+	if entries == nil {
+		l.scratch = l.scratch[:0]
+		entries = &l.scratch
+	}
+	from := len(*entries)
+	r.Array()
+	for r.More() {
+		if r.Peek() != jsonlex.String {
+			r.Skip()
+			l.x.cov.ManifestIgnored++
+			continue
+		}
+		*entries = append(*entries, r.Str())
+	}
+	read := (*entries)[from:]
+	if len(read) > 0 && out == nil {
+		out = make(map[string]bool, len(read))
+	}
+	for _, s := range read {
+		out[s] = true
+	}
+	return out
+}
+
+// flag reads one of the manifest's flags: null is absent (false), a non-bool is ignored and
+// counted.
+func (l *lexReader) flag() bool {
+	r := l.r
+	switch r.Peek() {
+	case jsonlex.Null:
+		r.Null()
+		return false
+	case jsonlex.Bool:
+		return r.Bool()
+	}
+	r.Skip()
+	l.x.cov.ManifestIgnored++
+	return false
+}
+
+// records reads the records array: at least one record, at most the cap, each an object.
+func (l *lexReader) records() bool {
+	r, x, b := l.r, l.x, l.x.b
+	l.recordsRead = true
+	recs := b.records[:0]
+	limit := l.c.Caps.RecordsPerAudit
+	r.Array()
+	for r.More() {
+		if len(recs) >= limit || r.Peek() != jsonlex.Object { // record_count_cap, record_not_object
+			x.records = recs
+			return false
+		}
+		recs = append(recs, record{})
+		x.records = recs
+		if !l.record(len(recs) - 1) {
+			return false
+		}
+	}
+	x.records = recs
+	return len(recs) > 0 && !r.Failed() // records_empty
+}
+
+// lexVal is one member's value as read: its kind, a string's or a bool's value, an array's
+// element count (n) with its string entries at ar.strs[at:at+strs] and its non-string, non-null
+// entries (other), an object's member count, and where its text starts and ends.
+type lexVal struct {
+	kind        jsontree.Kind
+	str         string
+	b           bool
+	n, at, strs int
+	other       int
+	from, to    int
+}
+
+// value reads the next value. Strings in an array go to the arena (a fact's Strs are cut from
+// it); the elements of nested containers are skipped.
+func (l *lexReader) value() lexVal {
+	r := l.r
+	k := lexKinds[r.Peek()]
+	v := lexVal{kind: k, from: r.Offset()}
+	switch k {
+	case jsontree.String:
+		v.str = r.Str()
+	case jsontree.Bool:
+		v.b = r.Bool()
+	case jsontree.Number:
+		r.Num()
+	case jsontree.Null:
+		r.Null()
+	case jsontree.Array:
+		v.at = len(l.ar.strs)
+		r.Array()
+		for r.More() {
+			v.n++
+			switch r.Peek() {
+			case jsonlex.String:
+				l.ar.strs = append(l.ar.strs, r.Str())
+				v.strs++
+			case jsonlex.Null:
+				r.Null()
+			default:
+				r.Skip()
+				v.other++
+			}
+		}
+	case jsontree.Object:
+		r.Object()
+		for {
+			if _, ok := r.Member(); !ok {
+				break
+			}
+			r.Skip()
+			v.n++
+		}
+	default:
+		r.Skip() // fails the reader
+	}
+	v.to = r.Offset()
+	return v
+}
+
+// fact adds v to the arena as a rules.Value (put's reduction).
+func (l *lexReader) fact(v *lexVal) *rules.Value {
+	at := v.at
+	if v.kind == jsontree.String {
+		at = len(l.ar.strs)
+		l.ar.strs = append(l.ar.strs, v.str)
+	}
+	return l.ar.value(v.kind, v.str, v.b, v.n, at)
+}
+
+// record reads record i: its id, content key, facts, scope values and supersedes targets.
+func (l *lexReader) record(i int) bool {
+	r, x := l.r, l.x
+	rec := &x.records[i]
+	rec.facts = absentRecord
+	for j := range l.slots {
+		l.slots[j] = scopeVal{alt: l.slots[j].alt}
+	}
+	var id, content, attached lexVal
+	r.Object()
+	for {
+		name, ok := r.Member()
+		if !ok {
+			break
+		}
+		at := factField(&rec.facts, name)
+		keyed := false
+		for _, k := range l.keyed {
+			keyed = keyed || k.name == name
+		}
+		isID, isContent := name == "id", name == l.contentField
+		isAttached, isSupersedes := x.letta && name == "attached_to", name == "supersedes"
+		other := keyed || isID || isContent || isAttached || isSupersedes
+		var v lexVal
+		switch {
+		case name == "metadata" && r.Peek() == jsonlex.Object:
+			v = l.metadata(rec)
+			if !other {
+				continue
+			}
+		case at == nil && !other:
+			r.Skip()
+			continue
+		default:
+			v = l.value()
+		}
+		if r.Failed() {
+			return false
+		}
+		if at != nil {
+			*at = l.fact(&v)
+			switch name {
+			case "template_id":
+				rec.tmplText = r.Text(v.from, v.to)
+			case "base_template_id":
+				rec.baseText = r.Text(v.from, v.to)
+			}
+		}
+		if keyed {
+			for _, k := range l.keyed {
+				if k.name != name {
+					continue
+				}
+				l.slots[k.slot].kind, l.slots[k.slot].str = v.kind, v.str
+				if k.free && v.kind == jsontree.String && readsAsFreeText(v.str, l.freeText) {
+					return false // declared_scope_keys_invalid
+				}
+			}
+		}
+		switch {
+		case isID:
+			id = v
+		case isContent:
+			content = v
+		}
+		if isAttached {
+			attached = v
+		}
+		if isSupersedes {
+			l.supersedes(i, &v)
+		}
+	}
+	if r.Failed() || id.kind != jsontree.String || content.kind != jsontree.String ||
+		(!l.form.AllowEmpty && content.str == "") {
+		return false // record_id_required, the form's content rule
+	}
+	if _, dup := x.byID[id.str]; dup {
+		return false // record_id_duplicate
+	}
+	x.byID[id.str] = i
+	rec.id, rec.content = id.str, content.str
+	cid, ok := x.contents[rec.content]
+	if !ok {
+		cid = int32(len(x.contents))
+		x.contents[rec.content] = cid
+	}
+	rec.cid = cid
+	if x.letta {
+		l.lettaScope(rec, &attached)
+	} else {
+		x.scopeFromKeys(rec, l.slots, l.global)
+	}
+	return true
+}
+
+// metadata reads a record's metadata object: its shared and sharing members are facts (M1 at
+// metadata level). It returns the object as value reads it.
+func (l *lexReader) metadata(rec *record) lexVal {
+	r := l.r
+	v := lexVal{kind: jsontree.Object, from: r.Offset()}
+	r.Object()
+	for {
+		name, ok := r.Member()
+		if !ok {
+			break
+		}
+		v.n++
+		if at := metaField(&rec.facts, name); at != nil {
+			mv := l.value()
+			*at = l.fact(&mv)
+			continue
+		}
+		r.Skip()
+	}
+	v.to = r.Offset()
+	return v
+}
+
+// supersedes keeps the string targets of record i's supersedes: a lone string or the strings
+// of an array.
+func (l *lexReader) supersedes(i int, v *lexVal) {
+	b := l.x.b
+	switch v.kind {
+	case jsontree.String:
+		b.supers = append(b.supers, superRef{rec: int32(i), id: v.str})
+	case jsontree.Array:
+		for _, s := range l.ar.strs[v.at : v.at+v.strs] {
+			b.supers = append(b.supers, superRef{rec: int32(i), id: s})
+		}
+	}
+}
+
+// lettaScope resolves a Letta record's scope from its attached_to as read (lettaScope's reading).
+func (l *lexReader) lettaScope(rec *record, at *lexVal) {
+	x := l.x
+	if at.kind != jsontree.Absent && at.kind != jsontree.Null && at.kind != jsontree.Array {
+		x.cov.NonStringScopeValues++
+	}
+	set := x.b.sets[len(x.b.sets):]
+	if at.kind == jsontree.Array {
+		x.cov.NonStringScopeValues += at.other
+		for _, s := range l.ar.strs[at.at : at.at+at.strs] {
+			if s != "" {
+				set = append(set, s)
+			}
+		}
+	}
+	x.lettaSet(rec, set, l.global)
+}
+
+// lexSupersedes marks the targets of every record's supersedes (supersedes' rule, R-14).
+func (x *export) lexSupersedes(refs []superRef) {
+	var dangling map[string]bool
+	for _, s := range refs {
+		j, ok := x.byID[s.id]
+		switch {
+		case !ok:
+			if dangling == nil {
+				dangling = map[string]bool{}
+			}
+			dangling[s.id] = true
+		case j != int(s.rec):
+			x.records[j].facts.SupersedesTarget = true
+		}
+	}
+	x.cov.DanglingSupersedes = len(dangling)
+}
