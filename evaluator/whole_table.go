@@ -8,14 +8,14 @@ import "errors"
 // memory and hashes each key again; a sorted list (what the check had before) needs every key
 // before it can answer, which a check that evaluates each record as it reads it cannot wait for.
 type keyTable struct {
-	slots []keySlot
+	slots []hashSlot
 	n     int
 }
 
-// keySlot is one key, as four words so that a slot takes 20 bytes, not 24, and v: the ordinal of
+// hashSlot is one key, as four words so that a slot takes 20 bytes, not 24, and v: the ordinal of
 // its first record plus one (0: an empty slot) in the low 31 bits, and in the high bit whether a
 // second record has the key.
-type keySlot struct {
+type hashSlot struct {
 	k [4]uint32
 	v uint32
 }
@@ -34,16 +34,16 @@ func slotKey(k key128) [4]uint32 {
 }
 
 // first is the ordinal of the key's first record.
-func (s *keySlot) first() uint32 { return s.v&^repeatedBit - 1 }
+func (s *hashSlot) first() uint32 { return s.v&^repeatedBit - 1 }
 
 // repeated reports whether two records or more have the key.
-func (s *keySlot) repeated() bool { return s.v&repeatedBit != 0 }
+func (s *hashSlot) repeated() bool { return s.v&repeatedBit != 0 }
 
 // tableMin is a table's first size in slots.
 const tableMin = 1 << 10
 
 // add finds k's slot, making it, with ord as its first record, when k is new.
-func (t *keyTable) add(k key128, ord uint32) (s *keySlot, fresh bool) {
+func (t *keyTable) add(k key128, ord uint32) (s *hashSlot, fresh bool) {
 	if (t.n+1)*4 > len(t.slots)*3 {
 		t.grow()
 	}
@@ -52,7 +52,7 @@ func (t *keyTable) add(k key128, ord uint32) (s *keySlot, fresh bool) {
 	for i := int(k.a) & mask; ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if s.v == 0 {
-			*s = keySlot{k: sk, v: ord + 1}
+			*s = hashSlot{k: sk, v: ord + 1}
 			t.n++
 			return s, true
 		}
@@ -63,7 +63,7 @@ func (t *keyTable) add(k key128, ord uint32) (s *keySlot, fresh bool) {
 }
 
 // get is k's slot, nil when k was never added.
-func (t *keyTable) get(k key128) *keySlot {
+func (t *keyTable) get(k key128) *hashSlot {
 	if len(t.slots) == 0 {
 		return nil
 	}
@@ -100,7 +100,7 @@ func (t *keyTable) bytes() int { return len(t.slots) * 20 }
 
 func (t *keyTable) resize(size int) {
 	old := t.slots
-	t.slots = make([]keySlot, size)
+	t.slots = make([]hashSlot, size)
 	mask := len(t.slots) - 1
 	for _, s := range old {
 		if s.v == 0 {
