@@ -1,0 +1,228 @@
+package evaluator
+
+import (
+	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsonlex"
+	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
+	"github.com/scopehygiene/scope-hygiene/rules"
+)
+
+// lexVal is one member's value as read: its kind, a string's or a bool's value, an array's
+// element count (n) with its string entries at ar.strs[at:at+strs] and its non-string, non-null
+// entries (other), an object's member count, and where its text starts and ends.
+type lexVal struct {
+	kind        jsontree.Kind
+	str         string
+	b           bool
+	n, at, strs int
+	other       int
+	from, to    int
+}
+
+// value reads the next value. Strings in an array go to the arena (a fact's Strs are cut from
+// it); the elements of nested containers are skipped.
+func (l *lexReader) value() lexVal {
+	r := l.r
+	k := lexKinds[r.Peek()]
+	v := lexVal{kind: k, from: r.Offset()}
+	switch k {
+	case jsontree.String:
+		v.str = r.Str()
+	case jsontree.Bool:
+		v.b = r.Bool()
+	case jsontree.Number:
+		r.Num()
+	case jsontree.Null:
+		r.Null()
+	case jsontree.Array:
+		v.at = len(l.ar.strs)
+		r.Array()
+		for r.More() {
+			v.n++
+			switch r.Peek() {
+			case jsonlex.String:
+				l.ar.strs = append(l.ar.strs, r.Str())
+				v.strs++
+			case jsonlex.Null:
+				r.Null()
+			default:
+				r.Skip()
+				v.other++
+			}
+		}
+	case jsontree.Object:
+		r.Object()
+		for {
+			if _, ok := r.Member(); !ok {
+				break
+			}
+			r.Skip()
+			v.n++
+		}
+	default:
+		r.Skip() // fails the reader
+	}
+	v.to = r.Offset()
+	return v
+}
+
+// fact adds v to the arena as a rules.Value (put's reduction).
+func (l *lexReader) fact(v *lexVal) *rules.Value {
+	at := v.at
+	if v.kind == jsontree.String {
+		at = len(l.ar.strs)
+		l.ar.strs = append(l.ar.strs, v.str)
+	}
+	return l.ar.value(v.kind, v.str, v.b, v.n, at)
+}
+
+// record reads record i: its id, content key, facts, scope values and supersedes targets.
+func (l *lexReader) record(i int) bool {
+	r, x := l.r, l.x
+	rec := &x.records[i]
+	rec.facts = absentRecord
+	for j := range l.slots {
+		l.slots[j] = scopeVal{alt: l.slots[j].alt}
+	}
+	var id, content, attached lexVal
+	r.Object()
+	for {
+		name, ok := r.Member()
+		if !ok {
+			break
+		}
+		at := factField(&rec.facts, name)
+		keyed := false
+		for _, k := range l.keyed {
+			keyed = keyed || k.name == name
+		}
+		isID, isContent := name == "id", name == l.contentField
+		isAttached, isSupersedes := x.letta && name == "attached_to", name == "supersedes"
+		other := keyed || isID || isContent || isAttached || isSupersedes
+		var v lexVal
+		switch {
+		case name == "metadata" && r.Peek() == jsonlex.Object:
+			v = l.metadata(rec)
+			if !other {
+				continue
+			}
+		case at == nil && !other:
+			r.Skip()
+			continue
+		default:
+			v = l.value()
+		}
+		if r.Failed() {
+			return false
+		}
+		if at != nil {
+			*at = l.fact(&v)
+			switch name {
+			case "template_id":
+				rec.tmplText = r.Text(v.from, v.to)
+			case "base_template_id":
+				rec.baseText = r.Text(v.from, v.to)
+			}
+		}
+		if keyed {
+			for _, k := range l.keyed {
+				if k.name != name {
+					continue
+				}
+				l.slots[k.slot].kind, l.slots[k.slot].str = v.kind, v.str
+				if k.free && v.kind == jsontree.String && readsAsFreeText(v.str, l.freeText) {
+					return false // declared_scope_keys_invalid
+				}
+			}
+		}
+		switch {
+		case isID:
+			id = v
+		case isContent:
+			content = v
+		}
+		if isAttached {
+			attached = v
+		}
+		if isSupersedes {
+			l.supersedes(i, &v)
+		}
+	}
+	if r.Failed() || id.kind != jsontree.String || content.kind != jsontree.String ||
+		(!l.form.AllowEmpty && content.str == "") {
+		return false // record_id_required, the form's content rule
+	}
+	if _, dup := x.byID[id.str]; dup {
+		return false // record_id_duplicate
+	}
+	x.byID[id.str] = i
+	rec.id, rec.content = id.str, content.str
+	cid, ok := x.contents[rec.content]
+	if !ok {
+		cid = int32(len(x.contents))
+		x.contents[rec.content] = cid
+	}
+	rec.cid = cid
+	if x.letta {
+		l.lettaScope(rec, &attached)
+	} else {
+		x.scopeFromKeys(rec, l.slots, l.global)
+	}
+	return true
+}
+
+// metadata reads a record's metadata object: its shared and sharing members are facts (M1 at
+// metadata level). It returns the object as value reads it.
+func (l *lexReader) metadata(rec *record) lexVal {
+	r := l.r
+	v := lexVal{kind: jsontree.Object, from: r.Offset()}
+	r.Object()
+	for {
+		name, ok := r.Member()
+		if !ok {
+			break
+		}
+		v.n++
+		if at := metaField(&rec.facts, name); at != nil {
+			mv := l.value()
+			*at = l.fact(&mv)
+			continue
+		}
+		r.Skip()
+	}
+	v.to = r.Offset()
+	return v
+}
+
+// supersedes keeps the string targets of record i's supersedes: a lone string or the strings
+// of an array.
+func (l *lexReader) supersedes(i int, v *lexVal) {
+	b := l.x.b
+	switch v.kind {
+	case jsontree.String:
+		b.supers = append(b.supers, superRef{rec: int32(i), id: v.str})
+	case jsontree.Array:
+		for _, s := range l.ar.strs[v.at : v.at+v.strs] {
+			b.supers = append(b.supers, superRef{rec: int32(i), id: s})
+		}
+	}
+}
+
+// lettaScope resolves a Letta record's scope from its attached_to as read (lettaScope's reading).
+func (l *lexReader) lettaScope(rec *record, at *lexVal) {
+	x := l.x
+	if at.kind != jsontree.Absent && at.kind != jsontree.Null && at.kind != jsontree.Array {
+		x.cov.NonStringScopeValues++
+	}
+	set := x.b.sets[len(x.b.sets):]
+	if at.kind == jsontree.Array {
+		x.cov.NonStringScopeValues += at.other
+		for _, s := range l.ar.strs[at.at : at.at+at.strs] {
+			if s != "" {
+				set = append(set, s)
+			}
+		}
+	}
+	x.lettaSet(rec, set, l.global)
+}
+
+// lexSupersedes marks the targets of every record's supersedes (supersedes' rule, R-14).
