@@ -50,6 +50,12 @@ func read(ms *rules.MutLogSet, body []byte, factsOnly bool) (*log, *Refusal) {
 	if l := lexRead(ms, body, factsOnly); l != nil {
 		return l, nil
 	}
+	return treeRead(ms, body)
+}
+
+// treeRead is read's tree path: the body decoded into a value tree, the refusal checks run in the
+// criteria's order, and the log read off the tree.
+func treeRead(ms *rules.MutLogSet, body []byte) (*log, *Refusal) {
 	s := getSlabs()
 	defer releaseSlabs(s)
 	top, err := jsontree.Decode(body, jsontree.Options{MaxDepth: ms.Criteria().Caps.JSONDepth}, s)

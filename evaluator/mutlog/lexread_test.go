@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
 	"github.com/scopehygiene/scope-hygiene/gen/forget"
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
@@ -28,20 +27,6 @@ func loadSet(t testing.TB) *rules.MutLogSet {
 		t.Fatal(err)
 	}
 	return ms
-}
-
-// treeRead is the tree path: a log, or the refusal.
-func treeRead(ms *rules.MutLogSet, body []byte) (*log, *Refusal) {
-	s := getSlabs()
-	defer releaseSlabs(s)
-	top, err := jsontree.Decode(body, jsontree.Options{MaxDepth: ms.Criteria().Caps.JSONDepth}, s)
-	if err != nil {
-		return nil, newRefusal("export_required")
-	}
-	if r := validate(ms, &top); r != nil {
-		return nil, r
-	}
-	return readLog(ms, &top), nil
 }
 
 // compareRead fails t when lexRead and the tree path disagree on body.
