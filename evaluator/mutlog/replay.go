@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
 	"github.com/scopehygiene/scope-hygiene/rules"
@@ -297,38 +298,69 @@ func replay(ms *rules.MutLogSet, l *log) *replayed {
 		if !ev.keyed { // a reassign names a session, not a slot (rules.MutLogOps)
 			continue
 		}
-		s := &r.slots[ev.slot]
-		if !s.touched {
-			*s = slotState{touched: true, status: rp.Initial, raw: ev.raw}
-			r.order = append(r.order, ev.slot)
-		} else if ev.raw != s.raw {
-			s.aliased = true
-		}
-		from := s.status
-		to, moves := table.move(ev.op, from)
-		switch ev.op {
-		case "write":
-			if contains(rp.ReinsertFrom, from) {
-				r.reinserts = append(r.reinserts, reinsert{ev: ev, forget: s.forget})
-			}
-			s.version, s.lastWrite = ev.version, ev.seq
-		case "forget":
-			if from != rp.Live {
-				r.forgotNotLv++
-			}
+		s, act := r.step(&rp, &table, ev, false)
+		switch act {
+		case reinsertWrite:
+			r.reinserts = append(r.reinserts, reinsert{ev: ev, forget: s.forget})
+		case governingForget:
 			s.forget = ev
-		case "reopen":
-			if moves {
-				r.reopens = append(r.reopens, ev)
-			} else {
-				r.reopenNoop++
-			}
-		}
-		if moves {
-			s.status = to
+		case movedReopen:
+			r.reopens = append(r.reopens, ev)
 		}
 	}
 	return r
+}
+
+// stepAction is what an event's step leaves to its caller: the audit collects reinserts and
+// reopens and keeps the forget itself; the whole-log fold decides them at once and keeps a copy.
+type stepAction uint8
+
+const (
+	noAction        stepAction = iota
+	reinsertWrite              // a write out of a status the criteria's reinsert_from names
+	governingForget            // a forget, which now governs its slot
+	movedReopen                // a reopen the table moves
+)
+
+// step moves ev's slot through the mode's table (FE-R-14..FE-R-19), with the counts replay keeps,
+// and says what is left to the caller. A slot's first event gives it its raw key, copied when
+// clone is set (the whole-log fold's events live in chunks it reuses). The slot's forget is the
+// one before ev.
+func (r *replayed) step(rp *rules.ReplaySpec, table *transitions, ev *event, clone bool) (*slotState, stepAction) {
+	s := &r.slots[ev.slot]
+	if !s.touched {
+		raw := ev.raw
+		if clone {
+			raw = strings.Clone(raw)
+		}
+		*s = slotState{touched: true, status: rp.Initial, raw: raw}
+		r.order = append(r.order, ev.slot)
+	} else if ev.raw != s.raw {
+		s.aliased = true
+	}
+	from := s.status
+	to, moves := table.move(ev.op, from)
+	if moves {
+		s.status = to
+	}
+	switch ev.op {
+	case "write":
+		s.version, s.lastWrite = ev.version, ev.seq
+		if contains(rp.ReinsertFrom, from) {
+			return s, reinsertWrite
+		}
+	case "forget":
+		if from != rp.Live {
+			r.forgotNotLv++
+		}
+		return s, governingForget
+	case "reopen":
+		if moves {
+			return s, movedReopen
+		}
+		r.reopenNoop++
+	}
+	return s, noAction
 }
 
 // opRow is one operation's moves in a mode's transition table (the criteria's replay.modes):

@@ -153,40 +153,14 @@ func (f *fold) step(w *wholeRead, ev event) {
 // replay moves the event's slot through the criteria's transition table, as replay does.
 func (f *fold) replay(ev *event) error {
 	rp := f.st.ms.Criteria().Replay
-	r := &f.rp
-	s := &r.slots[ev.slot]
-	if !s.touched {
-		*s = slotState{touched: true, status: rp.Initial, raw: strings.Clone(ev.raw)}
-		r.order = append(r.order, ev.slot)
-	} else if ev.raw != s.raw {
-		s.aliased = true
-	}
-	from := s.status
-	to, moves := f.table.move(ev.op, from)
-	switch ev.op {
-	case "write":
-		if contains(rp.ReinsertFrom, from) {
-			if err := f.st.decideReinsert(&f.act, reinsert{ev: ev, forget: s.forget}, f.d); err != nil {
-				return err
-			}
-		}
-		s.version, s.lastWrite = ev.version, ev.seq
-	case "forget":
-		if from != rp.Live {
-			r.forgotNotLv++
-		}
+	s, act := f.rp.step(&rp, &f.table, ev, true)
+	switch act {
+	case reinsertWrite:
+		return f.st.decideReinsert(&f.act, reinsert{ev: ev, forget: s.forget}, f.d)
+	case governingForget:
 		s.forget = f.keptForget(s, ev)
-	case "reopen":
-		if moves {
-			if err := f.st.tallyUnchecked(&f.act, "reopen", ev, &f.d.ro.Reopens, &f.d.ro.Unchecked, &f.d.ro.UncheckedSeqs); err != nil {
-				return err
-			}
-		} else {
-			r.reopenNoop++
-		}
-	}
-	if moves {
-		s.status = to
+	case movedReopen:
+		return f.st.tallyUnchecked(&f.act, "reopen", ev, &f.d.ro.Reopens, &f.d.ro.Unchecked, &f.d.ro.UncheckedSeqs)
 	}
 	return nil
 }
