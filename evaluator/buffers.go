@@ -31,9 +31,9 @@ type buffers struct {
 	lex    jsonlex.Reader
 	supers []superRef
 
-	byID      map[string]int
-	contents  map[string]int32
-	interned  map[string]int32
+	byID      strTable // record ids, numbered by record
+	contents  strTable // content keys, numbered in order of first sight
+	interned  strTable // interned strings (export.intern)
 	internedS []string
 	tuples    []tupleFacts
 }
@@ -48,7 +48,7 @@ func getBuffers() *buffers {
 	case b := <-freeBuffers:
 		return b
 	default:
-		return &buffers{byID: map[string]int{}, contents: map[string]int32{}, interned: map[string]int32{}}
+		return &buffers{}
 	}
 }
 
@@ -88,9 +88,9 @@ func (b *buffers) resetRead() {
 	b.lex.Release()
 	b.records, b.facts, b.strs, b.internedS = b.records[:0], b.facts[:0], b.strs[:0], b.internedS[:0]
 	b.sets, b.supers = b.sets[:0], b.supers[:0]
-	clear(b.byID)
-	clear(b.contents)
-	clear(b.interned)
+	b.byID.reset()
+	b.contents.reset()
+	b.interned.reset()
 	clear(b.tuples)
 	b.tuples = b.tuples[:0]
 }

@@ -21,8 +21,8 @@ func (st *state) fillClusters(rep *Report) error {
 		return nil
 	}
 	// Records grouped by content key (its number): at most as many groups as content keys.
-	at := make([]int32, len(x.contents)) // content number -> group index + 1
-	rg := st.recordGroups(len(x.contents))
+	at := make([]int32, x.contents.len()) // content number -> group index + 1
+	rg := st.recordGroups(x.contents.len())
 	for i := range x.records {
 		r := &x.records[i]
 		if !r.live || !r.facts.Scoped || r.template {

@@ -27,7 +27,7 @@ func (st *state) fillDuplicates(rep *Report) {
 	// content key and per group.
 	rg := st.recordGroups(len(x.records))
 	defer st.putRecordGroups(rg)
-	head := make([]int32, len(x.contents)) // content number -> its last group + 1
+	head := make([]int32, x.contents.len()) // content number -> its last group + 1
 	link := make([]int32, 0, len(x.records))
 	for i := range x.records {
 		r := &x.records[i]

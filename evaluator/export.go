@@ -16,13 +16,13 @@ type export struct {
 	keySource string
 	letta     bool
 	records   []record
-	byID      map[string]int
+	byID      *strTable
 	manifest  manifest
 	cov       coverage
 	b         *buffers
-	strs      map[string]int32 // interned scope strings, by id
+	strs      *strTable // interned scope strings, by id
 	interned  []string
-	contents  map[string]int32 // content keys, by id
+	contents  *strTable // content keys, by id
 	scratch   [3][]byte
 	tuples    []tupleFacts // by interned tuple number (keyScope)
 	chunk     []byte       // where interned strings are cut from (intern)
@@ -85,8 +85,8 @@ func newExport(ps *rules.ProgramSet, top *jsontree.Value, b *buffers) *export {
 		scope: rules.Scope{Family: fam, Form: top.Get("form").Str(), Variant: variant},
 		letta: spec.Scope == "attached_to",
 		b:     b,
-		strs:  b.interned, interned: b.internedS[:0],
-		byID: b.byID, contents: b.contents, tuples: b.tuples[:0],
+		strs:  &b.interned, interned: b.internedS[:0],
+		byID: &b.byID, contents: &b.contents, tuples: b.tuples[:0],
 	}
 	m := top.Get("manifest")
 	x.readManifest(m)
@@ -136,13 +136,8 @@ func (x *export) readRecords(c *rules.Criteria, recs []jsontree.Value, standIns 
 		r.raw = &recs[i]
 		r.id = r.raw.Get("id").Str()
 		r.content = r.raw.Get(contentField).Str()
-		cid, ok := x.contents[r.content]
-		if !ok {
-			cid = int32(len(x.contents))
-			x.contents[r.content] = cid
-		}
-		r.cid = cid
-		x.byID[r.id] = i
+		r.cid, _ = x.contents.add(r.content, int32(x.contents.len()))
+		x.byID.add(r.id, int32(i))
 		recordFacts(&r.facts, r.raw, ar)
 		if x.letta {
 			x.lettaScope(r, c.GlobalScopeValue)
@@ -161,18 +156,18 @@ func (x *export) manifestFacts() {
 	// per interned scope string: bit 1 global, bit 2 private
 	byScope := make([]uint8, len(x.interned))
 	for s := range m.globalScopes {
-		if id, ok := x.strs[s]; ok {
+		if id, ok := x.strs.get(s); ok {
 			byScope[id] |= 2
 		}
 	}
 	for s := range m.privateScopes {
-		if id, ok := x.strs[s]; ok {
+		if id, ok := x.strs.get(s); ok {
 			byScope[id] |= 4
 		}
 	}
-	byContent := make([]bool, len(x.contents))
+	byContent := make([]bool, x.contents.len())
 	for k := range m.globalContentKeys {
-		if cid, ok := x.contents[k]; ok {
+		if cid, ok := x.contents.get(k); ok {
 			byContent[cid] = true
 		}
 	}
@@ -185,7 +180,7 @@ func (x *export) manifestFacts() {
 		r.facts.InGlobalClaimIDs = false
 	}
 	for id := range m.globalClaimIDs {
-		if j, ok := x.byID[id]; ok {
+		if j, ok := x.byID.get(id); ok {
 			x.records[j].facts.InGlobalClaimIDs = true
 		}
 	}
@@ -293,11 +288,11 @@ func (x *export) tupleInfo(tid int32) *tupleFacts {
 // one scope share their tuple and scope strings. The copies are cut from chunks of the export's
 // own (never pooled: a report keeps them), a few per export instead of one per string.
 func (x *export) intern(b []byte) (string, int32) {
-	if id, ok := x.strs[string(b)]; ok {
+	if id, ok := x.strs.get(unsafe.String(unsafe.SliceData(b), len(b))); ok {
 		return x.interned[id], id
 	}
 	s, id := x.keep(b), int32(len(x.interned))
-	x.strs[s] = id
+	x.strs.add(s, id)
 	x.interned = append(x.interned, s)
 	return s, id
 }
@@ -384,11 +379,11 @@ func (x *export) supersedes() {
 			if t.Kind() != jsontree.String {
 				continue
 			}
-			j, ok := x.byID[t.Str()]
+			j, ok := x.byID.get(t.Str())
 			switch {
 			case !ok:
 				dangling[t.Str()] = true
-			case j != i:
+			case int(j) != i:
 				x.records[j].facts.SupersedesTarget = true
 			}
 		}
@@ -451,17 +446,17 @@ func (x *export) declaredAbsent() (scopes, keys, ids int) {
 		}
 	}
 	for _, s := range x.manifest.scopeEntries {
-		if id, ok := x.strs[s]; !ok || !scopeSeen[id] {
+		if id, ok := x.strs.get(s); !ok || !scopeSeen[id] {
 			scopes++
 		}
 	}
 	for _, k := range x.manifest.keyEntries {
-		if _, ok := x.contents[k]; !ok {
+		if _, ok := x.contents.get(k); !ok {
 			keys++
 		}
 	}
 	for _, id := range x.manifest.idEntries {
-		if _, ok := x.byID[id]; !ok {
+		if _, ok := x.byID.get(id); !ok {
 			ids++
 		}
 	}

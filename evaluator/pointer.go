@@ -64,7 +64,8 @@ func (x *export) hop(cur int, content string, size, hops int) (id string, o int,
 		return id, 0, walkDepth
 	}
 	listed := x.manifest.globalClaimIDs[id]
-	o, ok := x.byID[id]
+	o32, ok := x.byID.get(id)
+	o = int(o32)
 	switch {
 	case listed && !ok:
 		return id, o, walkAttested

@@ -62,6 +62,8 @@ type lexReader struct {
 	recsFrom, recsTo     int // the records array, when it came before family or form
 	deferred             bool
 	keyed                []keySlot
+	roles                memberRoles // each record member name's role (read_lex_names.go)
+	roleNames            []string
 	slots                []scopeVal
 	standIns             map[string]string
 	freeText             *rules.FreeTextLimits
@@ -76,7 +78,7 @@ type lexReader struct {
 func lexExport(ps *rules.ProgramSet, body []byte, b *buffers) (*export, callerMember) {
 	l := &lexReader{r: &b.lex, ps: ps, c: ps.Criteria()}
 	defer l.r.Release()
-	l.x = &export{b: b, strs: b.interned, interned: b.internedS[:0], byID: b.byID, contents: b.contents,
+	l.x = &export{b: b, strs: &b.interned, interned: b.internedS[:0], byID: &b.byID, contents: &b.contents,
 		tuples: b.tuples[:0]}
 	l.ar = arena{vals: b.facts[:0], strs: b.strs[:0]}
 	l.slots = l.x.keyVals[:0]
@@ -246,6 +248,7 @@ func (l *lexReader) settle() {
 		}
 		l.slots = append(l.slots, scopeVal{}, scopeVal{alt: ok})
 	}
+	l.settleRoles()
 }
 
 // manifest reads the M3 declarations and flags as readManifest does, and the
@@ -401,14 +404,14 @@ func (l *lexReader) records() bool {
 func (x *export) lexSupersedes(refs []superRef) {
 	var dangling map[string]bool
 	for _, s := range refs {
-		j, ok := x.byID[s.id]
+		j, ok := x.byID.get(s.id)
 		switch {
 		case !ok:
 			if dangling == nil {
 				dangling = map[string]bool{}
 			}
 			dangling[s.id] = true
-		case j != int(s.rec):
+		case j != s.rec:
 			x.records[j].facts.SupersedesTarget = true
 		}
 	}

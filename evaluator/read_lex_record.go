@@ -86,21 +86,21 @@ func (l *lexReader) record(i int) bool {
 	var id, content, attached lexVal
 	r.Object()
 	for {
-		name, ok := r.Member()
+		name, fp, ok := r.MemberFingerprint()
 		if !ok {
 			break
 		}
-		at := factField(&rec.facts, name)
-		keyed := false
-		for _, k := range l.keyed {
-			keyed = keyed || k.name == name
+		role := l.roles.find(name, fp)
+		if role == nil {
+			r.Skip()
+			continue
 		}
-		isID, isContent := name == "id", name == l.contentField
-		isAttached, isSupersedes := x.letta && name == "attached_to", name == "supersedes"
-		other := keyed || isID || isContent || isAttached || isSupersedes
+		at := role.factOf(&rec.facts)
+		keyed, other := role.keyed, role.other()
+		isID, isContent, isAttached, isSupersedes := role.id, role.content, role.attached, role.supersedes
 		var v lexVal
 		switch {
-		case name == "metadata" && r.Peek() == jsonlex.Object:
+		case role.meta && r.Peek() == jsonlex.Object:
 			v = l.metadata(rec)
 			if !other {
 				continue
@@ -151,17 +151,11 @@ func (l *lexReader) record(i int) bool {
 		(!l.form.AllowEmpty && content.str == "") {
 		return false // record_id_required, the form's content rule
 	}
-	if _, dup := x.byID[id.str]; dup {
+	if _, dup := x.byID.add(id.str, int32(i)); dup {
 		return false // record_id_duplicate
 	}
-	x.byID[id.str] = i
 	rec.id, rec.content = id.str, content.str
-	cid, ok := x.contents[rec.content]
-	if !ok {
-		cid = int32(len(x.contents))
-		x.contents[rec.content] = cid
-	}
-	rec.cid = cid
+	rec.cid, _ = x.contents.add(rec.content, int32(x.contents.len()))
 	if x.letta {
 		l.lettaScope(rec, &attached)
 	} else {

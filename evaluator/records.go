@@ -111,7 +111,7 @@ func (st *state) gateFor(f string) *rules.GateProgram {
 // (R-21, R-33; clusters.m4_depth: members leaves out the Letta templates L-4 keeps out).
 func (st *state) clusterSize() []int {
 	members := st.ps.Criteria().Clusters.M4Depth == rules.M4DepthMembers
-	size := make([]int, len(st.x.contents))
+	size := make([]int, st.x.contents.len())
 	for i := range st.x.records {
 		r := &st.x.records[i]
 		if r.live && r.facts.Scoped && !(members && r.template) {

@@ -45,7 +45,7 @@ func (f *wholeFold) audit(checkEnd time.Time) (*Report, error) {
 	}
 	body := f.header.top(append(recs, []byte{']'})...)
 	f.kept, f.keptRecs = nil, nil
-	b := &buffers{byID: map[string]int{}, contents: map[string]int32{}, interned: map[string]int32{}}
+	b := &buffers{}
 	top, err := jsontree.Decode(body, jsontree.Options{MaxDepth: f.depth, Owned: true}, &b.slabs)
 	if err != nil {
 		return nil, errWholeKept
@@ -125,7 +125,7 @@ func (f *wholeFold) declaredAbsent() map[string]int {
 	x, idx := f.x, f.idx
 	sa, ka, ia := 0, 0, 0
 	for _, s := range x.manifest.scopeEntries {
-		if id, ok := x.strs[s]; !ok || int(id) >= len(f.scopeSeen) || !f.scopeSeen[id] {
+		if id, ok := x.strs.get(s); !ok || int(id) >= len(f.scopeSeen) || !f.scopeSeen[id] {
 			sa++
 		}
 	}

@@ -217,7 +217,7 @@ func (r *Reader) skip(i int) (int, bool) {
 			}
 			if c == '{' {
 				var ok bool
-				if _, i, ok = r.name(i); !ok {
+				if _, _, i, ok = r.name(i); !ok {
 					return 0, false
 				}
 			}
@@ -259,7 +259,7 @@ func (r *Reader) skip(i int) (int, bool) {
 				i++
 				if obj {
 					var ok bool
-					if _, i, ok = r.name(skipSpace(src, i)); !ok {
+					if _, _, i, ok = r.name(skipSpace(src, i)); !ok {
 						return 0, false
 					}
 				}
@@ -276,10 +276,10 @@ func (r *Reader) skip(i int) (int, bool) {
 
 // name reads the member name at i, checks that the open object does not have it yet, and reads
 // the colon after it: it returns the name and where the member's value may start.
-func (r *Reader) name(i int) (string, int, bool) {
+func (r *Reader) name(i int) (string, uint64, int, bool) {
 	src := r.src
 	if i >= len(src) || src[i] != '"' {
-		return "", 0, false
+		return "", 0, 0, false
 	}
 	var name string
 	var ref nameRef
@@ -290,22 +290,22 @@ func (r *Reader) name(i int) (string, int, bool) {
 	case j < len(src) && src[j] == '\\':
 		var ok bool
 		if name, i, ok = r.escaped(i+1, j); !ok {
-			return "", 0, false
+			return "", 0, 0, false
 		}
 		ref = r.kept(name)
 	default:
-		return "", 0, false
+		return "", 0, 0, false
 	}
 	if !r.unique(name, ref) {
-		return "", 0, false
+		return "", 0, 0, false
 	}
 	if i < len(src) && src[i] <= ' ' {
 		i = skipSpace(src, i)
 	}
 	if i >= len(src) || src[i] != ':' {
-		return "", 0, false
+		return "", 0, 0, false
 	}
-	return name, i + 1, true
+	return name, ref.fp, i + 1, true
 }
 
 func (r *Reader) literal(word string) {
@@ -529,17 +529,24 @@ func (r *Reader) More() bool {
 // Member reads the next member's name and its colon, or the closing brace of the open object
 // (ok false). A name the object already has fails the reader.
 func (r *Reader) Member() (name string, ok bool) {
+	name, _, ok = r.MemberFingerprint()
+	return name, ok
+}
+
+// MemberFingerprint is Member with the name's jsonstr.Fingerprint, which the duplicate-name
+// check has computed already: a caller that dispatches on names can look them up by it.
+func (r *Reader) MemberFingerprint() (name string, fp uint64, ok bool) {
 	i, ok := r.next(true)
 	if !ok {
-		return "", false
+		return "", 0, false
 	}
-	name, i, ok = r.name(i)
+	name, fp, i, ok = r.name(i)
 	if !ok {
 		r.fail()
-		return "", false
+		return "", 0, false
 	}
 	r.i = i
-	return name, true
+	return name, fp, true
 }
 
 // unique records name, whose reference is ref, among the open object's names, reporting whether

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsonstr"
 	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
 )
 
@@ -149,4 +150,24 @@ func FuzzReaderMatchesDecoder(f *testing.F) {
 	f.Add([]byte(`{"format":"mutation-log","events":[{"seq":1,"op":"write","key":{"scope":{"t":"a"},"name":"k"},"version":0}]}`))
 	var r Reader
 	f.Fuzz(func(t *testing.T, body []byte) { compare(t, &r, body) })
+}
+
+// TestMemberFingerprint holds MemberFingerprint's fingerprint to jsonstr.Fingerprint of the name
+// it returns, escaped names and names of every length around the eight-byte words included: a
+// caller that looks a name up by it must find exactly the names equal to it.
+func TestMemberFingerprint(t *testing.T) {
+	names := []string{"", "a", "id", "abcdefg", "abcdefgh", "abcdefghi", "episode_group_ids",
+		"endpoint_group_ids", `a\u0062`, `\u00e9t\u00e9`, `long_name_with_an_escape\n_in_it`, `\"q\"`}
+	var r Reader
+	for _, raw := range names {
+		r.Reset([]byte(`{"`+raw+`":1}`), testDepth)
+		r.Object()
+		name, fp, ok := r.MemberFingerprint()
+		if !ok {
+			t.Fatalf("%q: not read", raw)
+		}
+		if want := jsonstr.Fingerprint(name); fp != want {
+			t.Errorf("%q: fingerprint %#x, jsonstr.Fingerprint %#x", raw, fp, want)
+		}
+	}
 }
