@@ -54,7 +54,14 @@ type frame struct {
 	first bool // nothing read in it yet
 	names int  // where its member names start in Reader.names
 	set   int  // its index in Reader.sets plus one, once it has one (0: none)
+	// seen has a bit set for each of its names' fingerprints (fpBit): a name whose bit is clear
+	// is new, and the object's names need not be scanned for it.
+	seen uint64
 }
+
+// fpBit is a name's bit in frame.seen, from the fingerprint's high bits after a multiply (its
+// low bits are the length's and the first bytes', which the names of one object often share).
+func fpBit(fp uint64) uint64 { return 1 << ((fp * 0x9e3779b97f4a7c15) >> 58) }
 
 // nameRef is a member name: src[off:off+n], or escNames[-off-1] when off is negative, with its
 // fingerprint (jsonstr.Fingerprint), so that the duplicate check compares a name in full only
@@ -555,11 +562,15 @@ func (r *Reader) unique(name string, ref nameRef) bool {
 	f := &r.stack[len(r.stack)-1]
 	own := r.names[f.names:]
 	if f.set == 0 && len(own) < dupScanMax {
-		for k := range own {
-			if own[k].fp == ref.fp && r.nameOf(own[k]) == name {
-				return false
+		bit := fpBit(ref.fp)
+		if f.seen&bit != 0 {
+			for k := range own {
+				if own[k].fp == ref.fp && r.nameOf(own[k]) == name {
+					return false
+				}
 			}
 		}
+		f.seen |= bit
 		r.names = append(r.names, ref)
 		return true
 	}
