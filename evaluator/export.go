@@ -266,7 +266,11 @@ func (x *export) scopeFromKeys(r *record, vals []scopeVal, global string) {
 	r.facts.Scoped = n > 0
 	r.facts.ScopeString, r.sid = t.scope, t.sid
 	r.facts.Global = n == 1 && r.facts.ScopeString == global
-	x.scratch = [3][]byte{tuple, keys, scope}
+	// Stored back only when an append moved one: a store of three slices costs write barriers
+	// on every record while a collection runs.
+	if cap(tuple) != cap(x.scratch[0]) || cap(keys) != cap(x.scratch[1]) || cap(scope) != cap(x.scratch[2]) {
+		x.scratch = [3][]byte{tuple, keys, scope}
+	}
 }
 
 // tupleFacts are what a scope tuple decides of every record carrying it.
