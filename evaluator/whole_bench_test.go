@@ -158,3 +158,35 @@ func BenchmarkWholeStoreCPU(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWholeStoreFastRead holds the check with its fast read of a batch (whole_lex.go) to the
+// check with the tree path alone, in one process: every iteration runs the tree path, then the
+// fast read, on the same file, and fast/tree is the ratio of their sums of process CPU time
+// (min-fast/min-tree that of their fastest iterations).
+//
+//	go test ./evaluator -run '^$' -bench 'WholeStoreFastRead/1e5' -benchtime 12x
+func BenchmarkWholeStoreFastRead(b *testing.B) {
+	ps := shipped(b)
+	defer evaluator.WholeTreeOnly(false)
+	for _, size := range wholebench.Sizes {
+		b.Run(size.Name, func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "store.json")
+			writeStoreFile(b, path, size.N)
+			var sum, least [2]time.Duration
+			least[0], least[1] = 1<<62, 1<<62
+			for b.Loop() {
+				for k, treeOnly := range []bool{true, false} {
+					evaluator.WholeTreeOnly(treeOnly)
+					t0 := cpuTime()
+					if w, ref, err := evaluator.AuditWhole(ps, []evaluator.WholePart{filePart(path)}, now); err != nil || ref != nil || w.Report.Records != size.N {
+						b.Fatalf("refusal %+v, error %v", ref, err)
+					}
+					d := cpuTime() - t0
+					sum[k], least[k] = sum[k]+d, min(least[k], d)
+				}
+			}
+			b.ReportMetric(float64(sum[1])/float64(sum[0]), "fast/tree")
+			b.ReportMetric(float64(least[1])/float64(least[0]), "min-fast/min-tree")
+		})
+	}
+}

@@ -140,6 +140,9 @@ func (w *wholeLex) record(lr *lexRec) bool {
 		case at == nil && !other:
 			r.Skip()
 			continue
+		case r.Peek() == jsonlex.String:
+			// Most members are strings: read in place rather than through value's copy.
+			v.kind, v.str = jsontree.String, r.Str()
 		default:
 			v = l.value()
 		}
