@@ -13,7 +13,8 @@ import (
 // The local whole-store check (issue 28): one export of any size, or any number of parts of one
 // export, analysed as one export, outside the published caps and never as a signed audit. It
 // reads each part once, through a splitter that cuts the records out of the stream one by one
-// (whole_scan.go), decodes them strictly a batch at a time, and evaluates each as it is read:
+// (whole_scan.go), reads them strictly a batch at a time (the pull reader of whole_lex.go, the
+// tree decoder for a batch it leaves), and evaluates each as it is read:
 //
 //   - every record goes through the refusal rules that are not about the caps and through the
 //     service's record stage (liveness, predicates, marks, conflict applicability, conflicts),

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/scopehygiene/scope-hygiene/evaluator"
 	"github.com/scopehygiene/scope-hygiene/evaluator/internal/wholebench"
@@ -122,4 +123,70 @@ func BenchmarkWholeStore(b *testing.B) {
 			b.Fatalf("refusal %+v, error %v", ref, err)
 		}
 	})
+}
+
+// BenchmarkWholeStoreCPU is …/ratio in the process's CPU time (cpuTime: the GC's threads included) rather than wall time, which a machine shared
+// with other work inflates unevenly: every iteration scans the file, then checks it, and
+// cpu-whole/scan is the ratio of the two sums of process CPU time.
+//
+//	go test ./evaluator -run '^$' -bench 'WholeStoreCPU' -benchtime 3x
+func BenchmarkWholeStoreCPU(b *testing.B) {
+	ps := shipped(b)
+	for _, size := range wholebench.Sizes {
+		b.Run(size.Name, func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "store.json")
+			writeStoreFile(b, path, size.N)
+			var scan, whole time.Duration
+			minScan, minWhole := time.Duration(1<<62), time.Duration(1<<62)
+			for b.Loop() {
+				t0 := cpuTime()
+				wholebench.ScanFile(b, path)
+				t1 := cpuTime()
+				if w, ref, err := evaluator.AuditWhole(ps, []evaluator.WholePart{filePart(path)}, now); err != nil || ref != nil || w.Report.Records != size.N {
+					b.Fatalf("refusal %+v, error %v", ref, err)
+				}
+				t2 := cpuTime()
+				scan, whole = scan+t1-t0, whole+t2-t1
+				minScan, minWhole = min(minScan, t1-t0), min(minWhole, t2-t1)
+			}
+			b.ReportMetric(float64(whole)/float64(scan), "cpu-whole/scan")
+			b.ReportMetric(float64(minWhole)/float64(minScan), "min-whole/min-scan")
+			b.ReportMetric(float64(whole.Nanoseconds())/float64(b.N)/float64(size.N), "cpu-ns/record")
+			if hwm := wholebench.PeakRSS(); hwm > 0 {
+				b.ReportMetric(float64(hwm)/(1<<20), "peak-RSS-MB")
+			}
+		})
+	}
+}
+
+// BenchmarkWholeStoreFastRead holds the check with its fast read of a batch (whole_lex.go) to the
+// check with the tree path alone, in one process: every iteration runs the tree path, then the
+// fast read, on the same file, and fast/tree is the ratio of their sums of process CPU time
+// (min-fast/min-tree that of their fastest iterations).
+//
+//	go test ./evaluator -run '^$' -bench 'WholeStoreFastRead/1e5' -benchtime 12x
+func BenchmarkWholeStoreFastRead(b *testing.B) {
+	ps := shipped(b)
+	defer evaluator.WholeTreeOnly(false)
+	for _, size := range wholebench.Sizes {
+		b.Run(size.Name, func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "store.json")
+			writeStoreFile(b, path, size.N)
+			var sum, least [2]time.Duration
+			least[0], least[1] = 1<<62, 1<<62
+			for b.Loop() {
+				for k, treeOnly := range []bool{true, false} {
+					evaluator.WholeTreeOnly(treeOnly)
+					t0 := cpuTime()
+					if w, ref, err := evaluator.AuditWhole(ps, []evaluator.WholePart{filePart(path)}, now); err != nil || ref != nil || w.Report.Records != size.N {
+						b.Fatalf("refusal %+v, error %v", ref, err)
+					}
+					d := cpuTime() - t0
+					sum[k], least[k] = sum[k]+d, min(least[k], d)
+				}
+			}
+			b.ReportMetric(float64(sum[1])/float64(sum[0]), "fast/tree")
+			b.ReportMetric(float64(least[1])/float64(least[0]), "min-fast/min-tree")
+		})
+	}
 }

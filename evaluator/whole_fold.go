@@ -34,7 +34,12 @@ type wholeFold struct {
 	b     batch
 	keys  []wholeKeys // the batch's
 	rec   record
-	ord   uint32 // the next record's ordinal, over every part
+	// lex is the fast read of a batch (whole_lex.go), which a part's batches take while its header
+	// is the one the model was built from (fast); supers is the tree path's scratch.
+	lex    wholeLex
+	fast   bool
+	supers []string
+	ord    uint32 // the next record's ordinal, over every part
 	// recordCodes and headerCodes are the criteria's refusal rules that are not about the caps,
 	// in their order, split by what they read.
 	recordCodes, headerCodes []string
@@ -243,6 +248,7 @@ func (f *wholeFold) begin(i int, hdr *wholeHeader, empty bool) error {
 	if len(st.fails) == 0 && f.x == nil {
 		f.start(hdr)
 	}
+	f.fast = !wholeTreeOnly && f.x != nil && f.contentField != "" && (i == 0 || f.header.differs(hdr) == "")
 	f.mini = f.miniHeader(top)
 	st.mode = indexOnly
 	if len(st.fails) == 0 && f.x != nil {
@@ -284,6 +290,7 @@ func (f *wholeFold) start(hdr *wholeHeader) {
 	if f.x.keySource == "family_default" {
 		f.standIns = spec.StandIns
 	}
+	f.lex.setup(f.ps, f.x, f.standIns, f.contentField)
 }
 
 // miniHeader is the start of the small export each record is checked in: the members its
@@ -318,50 +325,15 @@ func quote(s string) []byte {
 	return b
 }
 
-// batch gathers records to be decoded together: one decode per batch instead of one per record.
-type batch struct {
-	buf   []byte // a prefix, then the records, comma-separated
-	head  int    // the prefix's length
-	ends  []int  // where each record's bytes end in buf
-	first int    // the part's index of the batch's first record
-	ord   uint32 // the ordinal of the batch's first record
-}
-
-// batchRecords and batchBytes bound a batch: a few hundred records, never much more than a
-// max-size export's bytes.
-const (
-	batchRecords = 512
-	batchBytes   = 256 << 10
-)
-
-func (b *batch) reset(prefix []byte, first int, ord uint32) {
-	b.buf, b.head, b.ends, b.first, b.ord = append(b.buf[:0], prefix...), len(prefix), b.ends[:0], first, ord
-}
-
-// add appends a record and reports whether the batch is full.
-func (b *batch) add(raw []byte) bool {
-	if len(b.ends) > 0 {
-		b.buf = append(b.buf, ',')
-	}
-	b.buf = append(b.buf, raw...)
-	b.ends = append(b.ends, len(b.buf))
-	return len(b.ends) >= batchRecords || len(b.buf)-b.head >= batchBytes
-}
-
-// raw is the bytes of the batch's k-th record.
-func (b *batch) raw(k int) []byte {
-	start := b.head
-	if k > 0 {
-		start = b.ends[k-1] + 1
-	}
-	return b.buf[start:b.ends[k]]
-}
-
 // record adds one record of part i to the batch, noting where it lies, and reads the batch when
 // it is full.
 func (f *wholeFold) record(i int, raw []byte, at int64) error {
 	if len(f.b.ends) == 0 {
-		f.b.reset(f.mini, int(f.ord-f.idx.firsts[i]), f.ord)
+		limit := batchRecords
+		if f.fast {
+			limit = lexBatchRecords
+		}
+		f.b.reset(f.mini, int(f.ord-f.idx.firsts[i]), f.ord, limit)
 	}
 	if f.ord >= maxOrdinals {
 		return errTooManyRecords
@@ -384,6 +356,9 @@ func (f *wholeFold) flush(i int) error {
 	}
 	defer func() { b.ends = b.ends[:0] }()
 	b.buf = append(b.buf, "]}"...)
+	if st.mode == evaluate && len(st.fails) == 0 && f.fast && f.lex.read(b.buf, f.depth, len(b.ends)) {
+		return f.flushLex(st)
+	}
 	f.slabs.Reset()
 	// The tree aliases the batch's buffer, which the next batch overwrites: nothing kept from a
 	// record points into it (ids of conflicts are cloned, scopes interned, kept bytes copied).
@@ -410,9 +385,6 @@ func (f *wholeFold) flush(i int) error {
 	if failed, at := f.freeText(&top); failed {
 		st.fails.add("declared_scope_keys_invalid", b.first+at)
 	}
-	// The ids, then the content keys, go into their tables in tight loops of their own: each
-	// insertion is a likely cache miss, and a loop with nothing else in it lets the processor
-	// wait for several at once.
 	recs := top.Get("records").Arr()
 	keys := f.keys[:0]
 	for k := range recs {
@@ -423,6 +395,47 @@ func (f *wholeFold) flush(i int) error {
 		}
 		keys = append(keys, wholeKeys{id: f.idx.key(id.Str()), hasID: true})
 	}
+	if f.insertIDs(st, keys) {
+		if f.contentField != "" {
+			for k := range recs {
+				keys[k].content = f.contentKey(&recs[k])
+			}
+			f.insertContents(keys)
+		}
+		for k := range recs {
+			if !keys[k].hasID {
+				continue // the part is refused (record_id_required)
+			}
+			in := wholeIn{tree: &recs[k], supers: f.supers[:0]}
+			switch s := recs[k].Get("supersedes"); s.Kind() {
+			case jsontree.String:
+				in.supers = append(in.supers, s.Str())
+			case jsontree.Array:
+				for _, e := range s.Arr() {
+					if e.Kind() == jsontree.String {
+						in.supers = append(in.supers, e.Str())
+					}
+				}
+			}
+			f.supers = in.supers
+			o := recs[k].Get("origin_claim_id")
+			in.origin, in.originStr = o.Kind(), o.Str()
+			if err := f.index(&in, b.raw(k), b.ord+uint32(k), &keys[k]); err != nil {
+				return err
+			}
+		}
+	}
+	f.keys = keys
+	f.batchDone(st, len(recs))
+	return nil
+}
+
+// insertIDs puts the batch's ids into their table, noting a repeated one, and reports whether the
+// part is still evaluated. The ids, then the content keys, go into their tables in tight loops of
+// their own: each insertion is a likely cache miss, and a loop with nothing else in it lets the
+// processor wait for several at once.
+func (f *wholeFold) insertIDs(st *partState, keys []wholeKeys) bool {
+	b := &f.b
 	for k := range keys {
 		if keys[k].hasID {
 			if _, fresh := f.idx.ids.add(keys[k].id, b.ord+uint32(k)); !fresh {
@@ -430,41 +443,35 @@ func (f *wholeFold) flush(i int) error {
 			}
 		}
 	}
-	if st.mode == evaluate && len(st.fails) == 0 {
-		if f.contentField != "" {
-			for k := range recs {
-				keys[k].content = f.contentKey(&recs[k])
-			}
-			for k := range keys {
-				cs, fresh := f.idx.contents.add(keys[k].content, b.ord+uint32(k))
-				keys[k].first, keys[k].n = cs.first(), 1
-				switch {
-				case fresh:
-				case cs.repeated():
-					keys[k].n = 3
-				default:
-					cs.v |= repeatedBit
-					keys[k].n = 2
-				}
-			}
-		}
-		for k := range recs {
-			if !keys[k].hasID {
-				continue // the part is refused (record_id_required)
-			}
-			if err := f.index(&recs[k], b.raw(k), b.ord+uint32(k), &keys[k]); err != nil {
-				return err
-			}
+	return st.mode == evaluate && len(st.fails) == 0
+}
+
+// insertContents puts the batch's content keys into their table, with each record's first record
+// and how many records have its content so far.
+func (f *wholeFold) insertContents(keys []wholeKeys) {
+	for k := range keys {
+		cs, fresh := f.idx.contents.add(keys[k].content, f.b.ord+uint32(k))
+		keys[k].first, keys[k].n = cs.first(), 1
+		switch {
+		case fresh:
+		case cs.repeated():
+			keys[k].n = 3
+		default:
+			cs.v |= repeatedBit
+			keys[k].n = 2
 		}
 	}
-	f.keys = keys
-	if !f.sized && f.size > 0 && len(recs) > 1 {
-		f.reserve(len(recs))
+}
+
+// batchDone sizes the tables after a part's first batch of n records, and stops evaluating a part
+// that a rule refuses.
+func (f *wholeFold) batchDone(st *partState, n int) {
+	if !f.sized && f.size > 0 && n > 1 {
+		f.reserve(n)
 	}
 	if len(st.fails) > 0 {
 		st.mode = indexOnly
 	}
-	return nil
 }
 
 // reserve sizes the tables once for the records the part will hold, judged from its size and the
@@ -501,16 +508,27 @@ func (f *wholeFold) contentKey(raw *jsontree.Value) key128 {
 	return f.idx.key(s)
 }
 
+// wholeIn is what index reads of one record besides its facts: its supersedes' string targets,
+// its origin_claim_id, and the record itself (its tree, or the fast read's record lex).
+type wholeIn struct {
+	supers    []string
+	origin    jsontree.Kind
+	originStr string
+	tree      *jsontree.Value
+	lex       int
+}
+
 // index adds what the cross-record decisions need of one record (its content key, its
 // supersedes targets, its pointer), notes the records read before it whose part in them this
 // changes, and evaluates it.
-func (f *wholeFold) index(raw *jsontree.Value, rawBytes []byte, ord uint32, ks *wholeKeys) error {
+func (f *wholeFold) index(in *wholeIn, rawBytes []byte, ord uint32, ks *wholeKeys) error {
 	idx, idk := f.idx, ks.id
 	if ks.n == 2 && !f.keptRead.has(ks.first) {
 		f.late = append(f.late, ks.first) // its first record is kept after all
 	}
 	kept := ks.n > 1
-	target := func(t key128) {
+	for _, s := range in.supers {
+		t := idx.key(s)
 		v := idx.targets[t]
 		nv := v | 1
 		if t != idk {
@@ -525,19 +543,8 @@ func (f *wholeFold) index(raw *jsontree.Value, rawBytes []byte, ord uint32, ks *
 			}
 		}
 	}
-	switch s := raw.Get("supersedes"); s.Kind() {
-	case jsontree.String:
-		target(idx.key(s.Str()))
-	case jsontree.Array:
-		for _, e := range s.Arr() {
-			if e.Kind() == jsontree.String {
-				target(idx.key(e.Str()))
-			}
-		}
-	}
-	o := raw.Get("origin_claim_id")
-	if o.Kind() == jsontree.String {
-		ok := idx.key(o.Str())
+	if in.origin == jsontree.String {
+		ok := idx.key(in.originStr)
 		if _, had := idx.pointers[ok]; !had {
 			idx.pointers[ok] = struct{}{}
 			if s := idx.ids.get(ok); s != nil && s.first() < ord && !f.keptRead.has(s.first()) {
@@ -545,8 +552,13 @@ func (f *wholeFold) index(raw *jsontree.Value, rawBytes []byte, ord uint32, ks *
 			}
 		}
 	}
-	kept = kept || o.Present() || idx.named(idk)
-	r := f.facts(raw)
+	kept = kept || (in.origin != jsontree.Absent && in.origin != jsontree.Null) || idx.named(idk)
+	var r *record
+	if in.tree != nil {
+		r = f.facts(in.tree)
+	} else {
+		r = f.lexFacts(in.lex)
+	}
 	if err := f.apply(r, idx.superseded(idk), kept, 1); err != nil {
 		return err
 	}
@@ -571,11 +583,17 @@ func (f *wholeFold) facts(raw *jsontree.Value) *record {
 	} else {
 		x.keyScope(r, f.standIns, ps.Criteria().GlobalScopeValue)
 	}
+	f.manifestFacts(r)
+	return r
+}
+
+// manifestFacts sets the facts of a record that the manifest's lists give.
+func (f *wholeFold) manifestFacts(r *record) {
+	x := f.x
 	if r.facts.Scoped {
 		r.facts.InGlobalScopes = x.manifest.globalScopes[r.facts.ScopeString]
 		r.facts.InPrivateScopes = x.manifest.privateScopes[r.facts.ScopeString]
 	}
 	r.facts.InGlobalContentKeys = x.manifest.globalContentKeys[r.content]
 	r.facts.InGlobalClaimIDs = x.manifest.globalClaimIDs[r.id]
-	return r
 }

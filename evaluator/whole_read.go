@@ -15,9 +15,10 @@ import (
 )
 
 // The part reader of the local whole-store check: a part is cut by partScanner into its top-level
-// members and, when records is an array, its records one by one; each cut is decoded strictly by
-// jsontree afterwards (the records a batch at a time, the header once), so a part is read once,
-// tokenized once, and only one batch of records is held however large it is.
+// members and, when records is an array, its records one by one; each cut is read strictly
+// afterwards (the records a batch at a time, by the pull reader or else jsontree, whole_lex.go;
+// the header once, by jsontree), so a part is read once and only one batch of records is held
+// however large it is.
 
 // errSyntax stands for a part that is not strict JSON, or not an object: the service answers
 // such a body with export_required.

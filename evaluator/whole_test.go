@@ -3,6 +3,7 @@ package evaluator_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand"
 	"os"
@@ -347,6 +348,35 @@ func TestWholeReadsRecordsLargerThanItsWindow(t *testing.T) {
 		}
 		if d := cmp.Diff(want.Report, got.Report); d != "" {
 			t.Fatalf("report differs (-short +long):\n%s", d)
+		}
+	}
+}
+
+// TestWholeFastReadEqualsTree: the fast read of a batch (whole_lex.go) leaves the check with the
+// answer the tree path gives, byte for byte: on random exports (refused ones included, whose
+// batches fall back to the tree path part way through a part) read as one part and split into
+// parts.
+func TestWholeFastReadEqualsTree(t *testing.T) {
+	ps := shipped(t)
+	rng := rand.New(rand.NewSource(2829))
+	check := func(n int, bodies ...[]byte) {
+		var got [2]string
+		for k, treeOnly := range []bool{true, false} {
+			evaluator.WholeTreeOnly(treeOnly)
+			w, ref, err := evaluator.AuditWhole(ps, bodyParts(bodies...), now)
+			got[k] = string(marshal(t, w)) + string(marshal(t, ref)) + fmt.Sprint(err)
+		}
+		evaluator.WholeTreeOnly(false)
+		if d := cmp.Diff(got[0], got[1]); d != "" {
+			t.Fatalf("run %d: the fast read's answer differs (-tree +fast):\n%s", n, d)
+		}
+	}
+	for n := range wholeRuns() {
+		body := gen.RandomExport(rng)
+		check(n, body)
+		var top map[string]json.RawMessage
+		if json.Unmarshal(body, &top) == nil && bytes.HasPrefix(bytes.TrimSpace(top["records"]), []byte("[")) {
+			check(n, splitRecords(t, body, 1+rng.Intn(4), rng)...)
 		}
 	}
 }
