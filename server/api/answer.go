@@ -19,12 +19,17 @@ import (
 
 // answerReport is the answer stage of a paid audit: the signed report, counted under its payer.
 // Once written, the report's buffer is given back for the next one to be signed in: writing it
-// kept no reference to it, and nothing after this stage reads it.
+// kept no reference to it, and nothing after this stage reads it. The body's buffer goes back too:
+// the export was released by the audit, the report was dropped by the commit, and its signing
+// (the last reader of the report's strings, which may point into the body) has ended, since its
+// document was received (awaitSignature).
 func (r *request) answerReport() error {
 	r.s.countResult(store.OpAudit, r.payer())
 	err := document(r.c, r.signed)
 	sign.Recycle(r.signed)
 	r.signed = nil
+	recycleBody(r.bodyBuf)
+	r.bodyBuf = nil
 	return err
 }
 

@@ -36,7 +36,7 @@ func FuzzReadAtMost(f *testing.F) {
 			r = iotest.DataErrReader(r)
 		}
 		declared := [...]int64{-1, int64(size), int64(size) / 2, int64(size) + 100}[mode>>2%4]
-		got, err := readAtMost(r, int(limit), declared)
+		got, pooled, err := readAtMost(r, int(limit), declared)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,13 +44,45 @@ func FuzzReadAtMost(f *testing.F) {
 		if !bytes.Equal(got, want) {
 			t.Fatalf("size %d limit %d mode %d declared %d: %d bytes, want %d", size, limit, mode%4, declared, len(got), len(want))
 		}
+		if pooled {
+			// The next input may be read into this buffer: it must read the same either way.
+			recycleBody(got)
+		}
 	})
 }
 
 func TestReadAtMostError(t *testing.T) {
 	boom := errors.New("cut")
 	r := io.MultiReader(bytes.NewReader(make([]byte, 5000)), iotest.ErrReader(boom))
-	if _, err := readAtMost(r, 10000, -1); !errors.Is(err, boom) {
+	if _, _, err := readAtMost(r, 10000, -1); !errors.Is(err, boom) {
 		t.Fatalf("a cut body: %v", err)
+	}
+}
+
+// A body's buffer given back is cleared before another body is read into it, and is used again
+// only for a body it has room for.
+func TestRecycledBodyBuffer(t *testing.T) {
+	for len(idleBodies) > 0 {
+		<-idleBodies
+	}
+	src := bytes.Repeat([]byte("x"), 200<<10)
+	got, pooled, err := readAtMost(bytes.NewReader(src), 300<<10, int64(len(src)))
+	if err != nil || !pooled || !bytes.Equal(got, src) {
+		t.Fatalf("a declared 200 KiB body: pooled %v, err %v", pooled, err)
+	}
+	recycleBody(got)
+	if n := len(idleBodies); n != 1 {
+		t.Fatalf("%d idle buffers, want 1", n)
+	}
+	if b := got[:cap(got)]; bytes.IndexByte(b, 'x') >= 0 {
+		t.Fatal("an idle buffer still holds the body")
+	}
+	small := bodyBuffer(100<<10, 0)
+	if &small[0] != &got[0] {
+		t.Fatal("the idle buffer was not used for a smaller body")
+	}
+	recycleBody(small)
+	if big := bodyBuffer(300<<10, 0); &big[0] == &got[0] {
+		t.Fatal("a buffer too small was used")
 	}
 }

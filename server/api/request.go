@@ -14,10 +14,13 @@ type request struct {
 	s *Server
 	c echo.Context
 
-	body []byte    // the export as it arrived (body.go)
-	slot *slot     // the evaluation slot while one is held (slot.go)
-	now  time.Time // the request's time, read once its slot is held (prepare.go)
-	prep Prepared  // the export, decoded or checked; nil once audited or released (prepare.go)
+	body []byte // the export as it arrived (body.go)
+	// bodyBuf is the body's buffer when it came from idleBodies: the audit gives it back once its
+	// answer is written (answerReport), when neither the export nor its report is read any more.
+	bodyBuf []byte
+	slot    *slot     // the evaluation slot while one is held (slot.go)
+	now     time.Time // the request's time, read once its slot is held (prepare.go)
+	prep    Prepared  // the export, decoded or checked; nil once audited or released (prepare.go)
 
 	// caller is the export's caller member, callerErr why it could not be read (caller.go).
 	caller    string

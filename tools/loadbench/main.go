@@ -144,10 +144,10 @@ func bench(o options, stdout, stderr io.Writer) error {
 // flight (avg bytes each) at the highest level.
 func printResults(stdout io.Writer, o options, all []result, mems map[string]memory, avg int, engineCPU time.Duration) {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "store\troute\tconcurrency\trequests\tfailed\treq/s\tp50 ms\tp99 ms\tpeak RSS MB\tserver CPU ms/req\tloadbench CPU ms/req\t")
+	fmt.Fprintln(tw, "store\troute\tconcurrency\trequests\tfailed\treq/s\tp50 ms\tp99 ms\tpeak RSS MB\tserver CPU ms/req\tloadbench CPU ms/req\tserver KB/req\tGCs/100 req\t")
 	for _, r := range all {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.3f\t%.3f\t\n", r.store, r.route, r.c, r.n, r.failed, r.rate,
-			ms(r.p50), ms(r.p99), float64(r.peakRSS)/1e6, ms(r.serverCPU), ms(r.clientCPU))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.3f\t%.3f\t%.0f\t%.1f\t\n", r.store, r.route, r.c, r.n, r.failed, r.rate,
+			ms(r.p50), ms(r.p99), float64(r.peakRSS)/1e6, ms(r.serverCPU), ms(r.clientCPU), r.allocKB, r.gcsPer100)
 	}
 	tw.Flush()
 	fmt.Fprintln(stdout)

@@ -33,6 +33,9 @@ type result struct {
 	// serverCPU and clientCPU are the CPU time the server and this program used during the
 	// load, each over every request sent (answered or not).
 	serverCPU, clientCPU time.Duration
+	// allocKB and gcsPer100 are what the server's runtime allocated per request and the
+	// collections it completed per 100 requests during the load.
+	allocKB, gcsPer100 float64
 }
 
 // runStore starts the server on one store and runs every route and level against it.
@@ -104,10 +107,14 @@ func (s *benchServer) loadSampled(route string, c int, d time.Duration, bodies [
 			}
 		}
 	}()
+	rt0 := readRuntime(s.client, s.base)
 	server, self := processCPU(s.pid), selfCPU()
 	r := load(s.client, s.base, route, s.token, c, d, bodies, seq)
 	r.serverCPU = perRequest(processCPU(s.pid)-server, r.n+r.failed)
 	r.clientCPU = perRequest(selfCPU()-self, r.n+r.failed)
+	if rt1, sent := readRuntime(s.client, s.base), float64(r.n+r.failed); sent > 0 && rt1.alloc > 0 {
+		r.allocKB, r.gcsPer100 = (rt1.alloc-rt0.alloc)/sent/1e3, float64(rt1.gcs-rt0.gcs)/sent*100
+	}
 	close(stop)
 	pk := <-peak
 	r.peakRSS, r.peakAnon = pk[0], pk[1]

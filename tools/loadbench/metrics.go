@@ -87,3 +87,33 @@ func stepMeans(before, after map[string]stepSum) []stepMean {
 	}
 	return out
 }
+
+// runtimeCounters are the server's Go runtime totals from its /metrics: bytes allocated and
+// garbage collections completed since it started. Their change over a load, per request, does not
+// move with the machine's load as times do.
+type runtimeCounters struct {
+	alloc float64
+	gcs   uint64
+}
+
+// readRuntime reads the server's runtime counters (zero when /metrics cannot be read).
+func readRuntime(client *http.Client, base string) runtimeCounters {
+	resp, err := client.Get(base + "/metrics")
+	if err != nil {
+		return runtimeCounters{}
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return runtimeCounters{}
+	}
+	var rc runtimeCounters
+	for _, m := range families["go_memstats_alloc_bytes_total"].GetMetric() {
+		rc.alloc = m.GetCounter().GetValue()
+	}
+	for _, m := range families["go_gc_duration_seconds"].GetMetric() {
+		rc.gcs = m.GetSummary().GetSampleCount()
+	}
+	return rc
+}

@@ -27,6 +27,13 @@ const deferAcceptSecs = 2
 // somaxconnPath is the kernel's cap on a listener's backlog.
 const somaxconnPath = "/proc/sys/net/core/somaxconn"
 
+// sendBuffer is the send buffer of every accepted connection, room for a max-size report (about
+// 125 KB) with the kernel's own overhead (it doubles what it is given). With the default 16 KiB,
+// which grows only as the connection proves fast, writing a report waits on the client's reads
+// several times over, each a wake-up of both sides; with this one it is handed over at once and
+// its buffer goes back for the next report to be signed in while the client reads.
+const sendBuffer = 256 << 10
+
 // listen opens the service's TCP listener with TCP_DEFER_ACCEPT where the system has it. Its
 // backlog is net.core.somaxconn: Go's net.Listen asks for exactly that (read once, at the
 // process's first listen) and the kernel caps any request at it, so asking for more changes
@@ -34,7 +41,12 @@ const somaxconnPath = "/proc/sys/net/core/somaxconn"
 func listen(ctx context.Context, addr string) (net.Listener, error) {
 	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
 		var serr error
-		if err := rc.Control(func(fd uintptr) { serr = deferAccept(fd, deferAcceptSecs) }); err != nil {
+		if err := rc.Control(func(fd uintptr) {
+			serr = deferAccept(fd, deferAcceptSecs)
+			// Accepted connections inherit the listener's send buffer. Best effort: a system
+			// that refuses it answers with its own (autotuned) buffer.
+			_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, sendBuffer)
+		}); err != nil {
 			return err
 		}
 		return serr
