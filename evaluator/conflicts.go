@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"math/bits"
 	"sort"
 )
 
@@ -13,10 +14,9 @@ func (st *state) fillConflicts(rep *Report) error {
 		return nil
 	}
 	conflicts := ps.Conflicts()
-	by, recs := map[string]int{}, map[string][]string{}
-	for _, c := range conflicts {
-		by[c.ID], recs[c.ID] = 0, []string{}
-	}
+	// Failing records are gathered per sub-check by its index, and the report's maps are built
+	// once at the end: a map update per failure cost more than the memo lookup that found it.
+	var fails [32][]string
 	total := 0
 	for i := range x.records {
 		if st.applies[i] == 0 {
@@ -28,16 +28,20 @@ func (st *state) fillConflicts(rep *Report) error {
 		if err != nil {
 			return err
 		}
-		for j, c := range conflicts {
-			if failed&(1<<j) != 0 {
-				by[c.ID]++
-				recs[c.ID] = append(recs[c.ID], r.id)
-				total++
-			}
+		for ; failed != 0; failed &= failed - 1 {
+			j := bits.TrailingZeros32(failed)
+			fails[j] = append(fails[j], r.id)
+			total++
 		}
 	}
-	for _, ids := range recs {
+	by, recs := make(map[string]int, len(conflicts)), make(map[string][]string, len(conflicts))
+	for j, c := range conflicts {
+		ids := fails[j]
+		if ids == nil {
+			ids = []string{}
+		}
 		sort.Strings(ids)
+		by[c.ID], recs[c.ID] = len(ids), ids
 	}
 	refs := uniqueSorted(st.referrals)
 	rep.Factors.ScopeConflicts = ScopeConflicts{Status: w.Assessable, Conflicts: intp(total), BySubcheck: by, Records: recs, Referrals: &refs}

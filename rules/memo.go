@@ -223,79 +223,93 @@ func (p *projection) keyTagged(a *RecordActivation, num int) []byte {
 	return p.appendKey(a)
 }
 
-// appendKey appends the projection of the activation's current record to a.ks.buf.
+// appendKey appends the projection of the activation's current record to a.ks.buf. Every bool
+// field, and whether each *Value field is the shared absent member, is one bit of a word written
+// last, in a width fixed by the number of fields: a record's many absent members and flags cost
+// a compare each, not a byte each, and the word (read from the key's end) says which of the
+// parts before it are there, so the key stays unambiguous.
 func (p *projection) appendKey(a *RecordActivation) []byte {
+	// The key is built in a local slice, handed to str and taken back around its calls: stores
+	// into the activation per byte would make the compiler reload p.fields every field.
 	ks := &a.ks
+	buf, fields := ks.buf, p.fields
 	base := unsafe.Pointer(a.Record)
-	for i := range p.fields {
-		f := &p.fields[i]
+	var bits uint64
+	str := func(s string) {
+		ks.buf = buf
+		p.str(a, s)
+		buf = ks.buf
+	}
+	for i := range fields {
+		f := &fields[i]
 		at := unsafe.Add(base, f.off)
+		bit := uint64(1) << (uint(i) & 63) // TestKeyBitsFitAWord: i < 64
 		switch f.kind {
 		case reflect.Bool:
-			ks.buf = append(ks.buf, boolByte(*(*bool)(at)))
+			if *(*bool)(at) {
+				bits |= bit
+			}
 		case reflect.Int64:
-			ks.buf = binary.AppendVarint(ks.buf, *(*int64)(at))
+			buf = binary.AppendVarint(buf, *(*int64)(at))
 		case reflect.String:
-			p.str(a, *(*string)(at))
+			str(*(*string)(at))
 		case reflect.Pointer:
 			v := *(**Value)(at)
 			if v == AbsentValue {
-				// The shared absent member: one tag byte. Its strings ("absent", "") are keyed
+				// The shared absent member: its bit. Its strings ("absent", "") are keyed
 				// verbatim wherever they occur (str), so they need no place in the pattern.
-				ks.buf = append(ks.buf, tagAbsent)
+				bits |= bit
 				continue
 			}
-			ks.buf = append(ks.buf, tagValue)
 			if f.subs&subKind != 0 {
 				if b := kindByte(v.Kind); b != 0 {
-					ks.buf = append(ks.buf, b)
+					buf = append(buf, b)
 				} else {
-					ks.buf = append(ks.buf, 'L')
-					ks.buf = appendString(ks.buf, v.Kind)
+					buf = appendString(append(buf, 'L'), v.Kind)
 				}
 			}
 			if f.subs&subPresent != 0 {
-				ks.buf = append(ks.buf, boolByte(v.Present))
+				buf = append(buf, boolByte(v.Present))
 			}
 			if f.subs&subSet != 0 {
-				ks.buf = append(ks.buf, boolByte(v.Set))
+				buf = append(buf, boolByte(v.Set))
 			}
 			if f.subs&subBool != 0 {
-				ks.buf = append(ks.buf, boolByte(v.Bool))
+				buf = append(buf, boolByte(v.Bool))
 			}
 			if f.subs&subStr != 0 {
-				p.str(a, v.Str)
+				str(v.Str)
 			}
 			if f.subs&subItems != 0 {
-				ks.buf = binary.AppendVarint(ks.buf, v.Items)
+				buf = binary.AppendVarint(buf, v.Items)
 			}
 			if f.subs&subStrs != 0 {
-				ks.buf = binary.AppendUvarint(ks.buf, uint64(len(v.Strs)))
+				buf = binary.AppendUvarint(buf, uint64(len(v.Strs)))
 				for _, s := range v.Strs {
-					p.str(a, s)
+					str(s)
 				}
 			}
 		}
 	}
 	if p.live {
-		ks.buf = append(ks.buf, boolByte(a.Live))
+		buf = append(buf, boolByte(a.Live))
 	}
 	for _, i := range p.slots {
-		ks.buf = append(ks.buf, boolByte(a.vals[i]))
+		buf = append(buf, boolByte(a.vals[i]))
 	}
-	return ks.buf
+	if len(fields) <= 32 {
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(bits))
+	} else {
+		buf = binary.LittleEndian.AppendUint64(buf, bits)
+	}
+	ks.buf = buf
+	return buf
 }
-
-// The tags that open a *Value field's part of the key: the shared absent member, or any other.
-const (
-	tagAbsent = 0xA0
-	tagValue  = 0xA1
-)
 
 // str writes one string of the key: verbatim, or by its equality pattern (canon). The empty
 // string and the kind names are always verbatim, as if they were literals: a finer key is still a
 // sound one, and it lets the key give the shared absent member (whose kind and str are those) one
-// tag byte, and every kind its name, without a place in the pattern.
+// bit, and every kind its name, without a place in the pattern.
 func (p *projection) str(a *RecordActivation, s string) {
 	ks := &a.ks
 	if !p.canon || s == "" || isKindName(s) || p.literal(s) || s == a.Family || s == a.Form || s == a.Variant {

@@ -2,7 +2,9 @@ package rules
 
 import (
 	"bytes"
+	"reflect"
 	"testing"
+	"unsafe"
 
 	"cel.dev/cel-go/cel"
 )
@@ -139,5 +141,36 @@ func TestMemoKeySharedAbsent(t *testing.T) {
 	}
 	if key(AbsentValue, str("x")) != key(AbsentValue, str("z")) {
 		t.Error("renamed strings: different keys, want one")
+	}
+}
+
+// TestKeyBitsFitAWord: appendKey gives every field a projection reads one bit of a 64-bit word,
+// so a Record with more than 64 fields would need a wider one.
+func TestKeyBitsFitAWord(t *testing.T) {
+	if n := recordStruct.NumField(); n > 64 {
+		t.Fatalf("Record has %d fields; appendKey's bit word holds 64", n)
+	}
+}
+
+// TestCanonKeyLongStrings: the equality pattern tells apart strings that agree on their first
+// eight bytes (headWord) and differ later, or differ only in length.
+func TestCanonKeyLongStrings(t *testing.T) {
+	p := projection{canon: true, literals: map[string]bool{}, fields: []fieldUse{
+		{off: unsafe.Offsetof(Record{}.ScopeString), kind: reflect.String},
+		{off: unsafe.Offsetof(Record{}.AttributedScope), kind: reflect.Pointer, subs: subStr},
+	}}
+	p.indexLiterals()
+	keyOf := func(a, b string) string {
+		act := &RecordActivation{Record: &Record{ScopeString: a, AttributedScope: str(b)}}
+		return string(p.key(act))
+	}
+	same := keyOf("abcdefgh-1", "abcdefgh-1")
+	for _, pair := range [][2]string{{"abcdefgh-1", "abcdefgh-2"}, {"abcdefgh", "abcdefgh-"}, {"abc", "abc\x00"}, {"abcdefgh-1", "abcdefgh-10"}} {
+		if keyOf(pair[0], pair[1]) == same {
+			t.Fatalf("%q and %q keyed as equal", pair[0], pair[1])
+		}
+	}
+	if keyOf("0123456789-x", "0123456789-x") != same || keyOf("g1", "g1") != same {
+		t.Fatal("equal strings keyed apart")
 	}
 }
