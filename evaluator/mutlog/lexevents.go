@@ -227,6 +227,10 @@ func (x *lexer) resolve(ms *rules.MutLogSet, l *log, factsOnly bool) bool {
 				return false
 			}
 		}
+	} else if x.space != nil {
+		if !x.resolveShared(ms, l) {
+			return false
+		}
 	} else if !x.resolveKeys(ms, l) {
 		return false
 	}

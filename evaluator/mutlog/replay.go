@@ -57,6 +57,9 @@ type log struct {
 	hasSnap  bool
 	// factsOnly: read for the log facts only (lexRead), without the keys' slots and the grants.
 	factsOnly bool
+	// shared: a chunk of a whole log whose slot numbers are the whole read's (slotSpace), with
+	// no slots of its own.
+	shared bool
 	// declared are the criteria's declarations the export makes (FE-R-34, FE-R-38).
 	declared []rules.DeclaredFact
 }

@@ -80,7 +80,9 @@ func (w *wholeRead) flushEvents() error {
 			w.pinned = no // the log keeps this chunk's header strings (the principals, the dimensions)
 		}
 		w.bufOf[no] = w.buf
-		return w.f.addEvents(w, l, no)
+		err := w.f.addEvents(w, l, no)
+		releaseEvents(l) // the window holds copies of the events: their slice serves the next chunk
+		return err
 	}
 	return nil
 }
@@ -198,7 +200,7 @@ func (w *wholeRead) chunk(tail ...[]byte) []byte {
 // check validates and reads one chunk as read does for a whole log; a refusal is kept with its
 // index counted over the whole log (off is the chunk's first event or snapshot entry).
 func (w *wholeRead) check(body []byte, off int) *log {
-	l, r := read(w.ms, body, false)
+	l, r := readIn(w.ms, body, false, w.f.sp)
 	if r == nil {
 		return l
 	}
