@@ -196,5 +196,6 @@ func PrecheckWith(ms *rules.MutLogSet, body []byte, now time.Time, opts Options)
 		res.Factors[f] = st.status(f)
 	}
 	releaseEvents(st.l)
+	releaseTables(st.l, nil)
 	return res, nil, nil
 }

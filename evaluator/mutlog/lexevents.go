@@ -264,8 +264,8 @@ func (x *lexer) resolveKeys(ms *rules.MutLogSet, l *log) bool {
 	defer releaseKeys(k)
 	// Keys repeat: a max-size log names a few hundred slots in two thousand keys. A larger log of
 	// slots grows the slices once or twice.
-	l.slots = make([]string, 0, len(x.dkeys)+8)
-	l.scopes = make([]dimVal, 0, cap(l.slots)*len(l.dims))
+	l.slots = freeSlotIDs.get(len(x.dkeys) + 8)
+	l.scopes = freeScopes.get(cap(l.slots) * len(l.dims))
 	x.res = slices.Grow(x.res[:0], len(x.dkeys))[:len(x.dkeys)] // zero: releaseLexer cleared it
 	ki := 0
 	for i := range l.events {

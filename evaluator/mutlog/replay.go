@@ -295,7 +295,7 @@ func replay(ms *rules.MutLogSet, l *log) *replayed {
 	var rows [8]opRow
 	var moves [48]string
 	table := transitionsOf(rp.Modes[l.mode], rows[:0], moves[:0])
-	r := &replayed{slots: make([]slotState, len(l.slots)), order: make([]int32, 0, len(l.slots))}
+	r := &replayed{slots: freeStates.get(len(l.slots))[:len(l.slots)], order: make([]int32, 0, len(l.slots))}
 	for i := range l.events {
 		ev := &l.events[i]
 		if !ev.keyed { // a reassign names a session, not a slot (rules.MutLogOps)
