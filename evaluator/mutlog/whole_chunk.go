@@ -90,12 +90,13 @@ func (w *wholeRead) flushEvents() error {
 // pendingIn counts the events of chunk no that wait in the window; once none does, the chunk's
 // buffer is free for a later chunk, unless the log keeps strings of it.
 func (w *wholeRead) pendingIn(no int32, d int) {
-	n := w.waiting[no] + d
-	if n > 0 {
-		w.waiting[no] = n
+	if int(no) >= len(w.waiting) {
+		w.waiting = append(w.waiting, make([]int, int(no)+1-len(w.waiting))...)
+	}
+	w.waiting[no] += d
+	if w.waiting[no] > 0 {
 		return
 	}
-	delete(w.waiting, no)
 	if b, ok := w.bufOf[no]; ok && no != w.pinned {
 		if len(w.free) < 2 {
 			w.free = append(w.free, b)

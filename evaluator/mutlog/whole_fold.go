@@ -95,6 +95,7 @@ func (f *fold) sync() {
 func (f *fold) addEvents(w *wholeRead, cl *log, no int32) error {
 	f.start(w.ms, cl)
 	f.sync()
+	w.pendingIn(no, len(cl.events)) // before any is taken out again
 	f.local = slices.Grow(f.local[:0], len(cl.slots))[:len(cl.slots)]
 	for i := range f.local {
 		f.local[i] = -1
@@ -108,7 +109,6 @@ func (f *fold) addEvents(w *wholeRead, cl *log, no int32) error {
 			ev.slot = f.local[ev.slot]
 		}
 		f.pending.push(pendingEvent{ev, no})
-		w.pendingIn(no, 1)
 		if f.pending.len() > f.window {
 			f.step(w, f.pop(w))
 		}
