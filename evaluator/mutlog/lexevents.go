@@ -18,7 +18,7 @@ func (x *lexer) readEvents(ms *rules.MutLogSet, l *log) bool {
 	// Sized once, by the most events the rest of the text could hold: growing a slice of a
 	// thousand events by copying is most of what reading them would otherwise allocate.
 	l.events = getEvents(min(capEvents, x.r.Remaining()/minEventBytes+1))
-	x.envs = make([]string, 0, 64) // never nil: an empty envelope is a recorded one
+	x.envs = freeEnvs.get(64) // never nil: an empty envelope is a recorded one
 	for r.Array(); r.More(); {
 		if r.Peek() != jsonlex.Object || len(l.events) == capEvents {
 			return false

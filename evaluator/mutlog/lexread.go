@@ -134,6 +134,7 @@ func lexReadIn(ms *rules.MutLogSet, body []byte, factsOnly bool, sp *slotSpace) 
 	if !x.resolve(ms, l, factsOnly) {
 		return nil
 	}
+	l.envs = x.envs
 	return l
 }
 
@@ -422,7 +423,7 @@ func (x *lexer) readSnapshot(ms *rules.MutLogSet, l *log) bool {
 		return ok
 	}
 	l.hasSnap = true
-	l.snapshot = make([]snapEntry, 0, 16)
+	l.snapshot = freeSnaps.get(16)
 	for r.More() {
 		if r.Peek() != jsonlex.Object || len(l.snapshot) == ms.Criteria().Caps.SnapshotEntries {
 			return false

@@ -60,6 +60,8 @@ type log struct {
 	// shared: a chunk of a whole log whose slot numbers are the whole read's (slotSpace), with
 	// no slots of its own.
 	shared bool
+	// envs holds the events' envelopes (lexRead): given back with the events.
+	envs []string
 	// declared are the criteria's declarations the export makes (FE-R-34, FE-R-38).
 	declared []rules.DeclaredFact
 }
