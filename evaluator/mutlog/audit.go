@@ -42,6 +42,7 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 		}
 	}
 	releaseEvents(st.l)
+	releaseTables(st.l, rp)
 	return rep, nil, nil
 }
 

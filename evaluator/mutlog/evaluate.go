@@ -47,7 +47,13 @@ type state struct {
 // order; the tree lives only here, its slabs back in the pool before the log is evaluated.
 // factsOnly is lexRead's: a log for the pre-check.
 func read(ms *rules.MutLogSet, body []byte, factsOnly bool) (*log, *Refusal) {
-	if l := lexRead(ms, body, factsOnly); l != nil {
+	return readIn(ms, body, factsOnly, nil)
+}
+
+// readIn is read numbering the keys of a log read in one pass in sp, when it is not nil (a whole
+// log's chunk); a log of the tree path has slots of its own.
+func readIn(ms *rules.MutLogSet, body []byte, factsOnly bool, sp *slotSpace) (*log, *Refusal) {
+	if l := lexReadIn(ms, body, factsOnly, sp); l != nil {
 		return l, nil
 	}
 	return treeRead(ms, body)
@@ -190,5 +196,6 @@ func PrecheckWith(ms *rules.MutLogSet, body []byte, now time.Time, opts Options)
 		res.Factors[f] = st.status(f)
 	}
 	releaseEvents(st.l)
+	releaseTables(st.l, nil)
 	return res, nil, nil
 }

@@ -18,7 +18,7 @@ func (x *lexer) readEvents(ms *rules.MutLogSet, l *log) bool {
 	// Sized once, by the most events the rest of the text could hold: growing a slice of a
 	// thousand events by copying is most of what reading them would otherwise allocate.
 	l.events = getEvents(min(capEvents, x.r.Remaining()/minEventBytes+1))
-	x.envs = make([]string, 0, 64) // never nil: an empty envelope is a recorded one
+	x.envs = freeEnvs.get(64) // never nil: an empty envelope is a recorded one
 	for r.Array(); r.More(); {
 		if r.Peek() != jsonlex.Object || len(l.events) == capEvents {
 			return false
@@ -227,6 +227,10 @@ func (x *lexer) resolve(ms *rules.MutLogSet, l *log, factsOnly bool) bool {
 				return false
 			}
 		}
+	} else if x.space != nil {
+		if !x.resolveShared(ms, l) {
+			return false
+		}
 	} else if !x.resolveKeys(ms, l) {
 		return false
 	}
@@ -260,8 +264,8 @@ func (x *lexer) resolveKeys(ms *rules.MutLogSet, l *log) bool {
 	defer releaseKeys(k)
 	// Keys repeat: a max-size log names a few hundred slots in two thousand keys. A larger log of
 	// slots grows the slices once or twice.
-	l.slots = make([]string, 0, len(x.dkeys)+8)
-	l.scopes = make([]dimVal, 0, cap(l.slots)*len(l.dims))
+	l.slots = freeSlotIDs.get(len(x.dkeys) + 8)
+	l.scopes = freeScopes.get(cap(l.slots) * len(l.dims))
 	x.res = slices.Grow(x.res[:0], len(x.dkeys))[:len(x.dkeys)] // zero: releaseLexer cleared it
 	ki := 0
 	for i := range l.events {

@@ -67,6 +67,8 @@ type lexer struct {
 	envs     []string         // the envelopes' entries: the log keeps them, so this is not reused
 	seen     map[string]int32 // the distinct key texts read so far, to their index in dkeys
 	res      []readKey        // what resolve read of each of dkeys
+	// space: the keys are numbered in a whole read's slots (whole_slots.go), nil otherwise.
+	space *slotSpace
 	// factsOnly: the keys are only checked to name dimensions, which costs less than finding
 	// which of them are written alike.
 	factsOnly bool
@@ -92,6 +94,7 @@ func releaseLexer(x *lexer) {
 	clear(x.ids)
 	clear(x.seen)
 	clear(x.res)
+	x.space = nil
 	x.src, x.esc, x.mems, x.dkeys, x.keys, x.snaps = "", x.esc[:0], x.mems[:0], x.dkeys[:0], x.keys[:0], x.snaps[:0]
 	x.sessions, x.tos, x.grants, x.grantsOf, x.ids, x.envs, x.res = x.sessions[:0], x.tos[:0], x.grants[:0], x.grantsOf[:0], x.ids[:0], nil, x.res[:0]
 	select {
@@ -105,8 +108,14 @@ func releaseLexer(x *lexer) {
 // slots, the grants' canonical values): the log then serves the log facts and the per-event
 // decisions that read neither.
 func lexRead(ms *rules.MutLogSet, body []byte, factsOnly bool) *log {
+	return lexReadIn(ms, body, factsOnly, nil)
+}
+
+// lexReadIn is lexRead numbering the keys in sp when it is not nil.
+func lexReadIn(ms *rules.MutLogSet, body []byte, factsOnly bool, sp *slotSpace) *log {
 	x := getLexer()
 	defer releaseLexer(x)
+	x.space = sp
 	crit := ms.Criteria()
 	x.ops = x.ops[:0]
 	for op, spec := range crit.OpsEvents {
@@ -125,6 +134,7 @@ func lexRead(ms *rules.MutLogSet, body []byte, factsOnly bool) *log {
 	if !x.resolve(ms, l, factsOnly) {
 		return nil
 	}
+	l.envs = x.envs
 	return l
 }
 
@@ -413,7 +423,7 @@ func (x *lexer) readSnapshot(ms *rules.MutLogSet, l *log) bool {
 		return ok
 	}
 	l.hasSnap = true
-	l.snapshot = make([]snapEntry, 0, 16)
+	l.snapshot = freeSnaps.get(16)
 	for r.More() {
 		if r.Peek() != jsonlex.Object || len(l.snapshot) == ms.Criteria().Caps.SnapshotEntries {
 			return false

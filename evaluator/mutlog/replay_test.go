@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
@@ -190,5 +191,27 @@ func TestLowerASCII(t *testing.T) {
 			in[i] = byte(rng.IntN(256))
 		}
 		check(in)
+	}
+}
+
+// TestIntegerLitMatchesParseInt: the summed fast path reads every literal as strconv.ParseInt
+// does, around the eighteen digits it takes and the bounds FE-R-9 sets.
+func TestIntegerLitMatchesParseInt(t *testing.T) {
+	lits := []string{"0", "-0", "1", "-1", "7", "10", "01", "-01", "", "-", "1.0", "1e3", "+1",
+		"999999999999999999", "-999999999999999999", "1000000000000000000", "9007199254740991",
+		"9007199254740992", "-9007199254740991", "9223372036854775807", "9223372036854775808",
+		"-9223372036854775808", "-9223372036854775809", "99999999999999999999"}
+	for i := range 19 {
+		lits = append(lits, "1"+strings.Repeat("0", i), "-"+strings.Repeat("9", i+1))
+	}
+	for _, s := range lits {
+		for _, lo := range []int64{0, 1} {
+			n, ok := integerLit(s, lo)
+			want, err := strconv.ParseInt(s, 10, 64)
+			wantOK := integerText(s) && err == nil && want >= lo && want <= maxInt
+			if ok != wantOK || (ok && n != want) {
+				t.Errorf("integerLit(%q, %d) = %d, %v; ParseInt reads %d, %v", s, lo, n, ok, want, wantOK)
+			}
+		}
 	}
 }

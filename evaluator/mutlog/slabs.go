@@ -84,3 +84,57 @@ func releaseEvents(l *log) {
 	default:
 	}
 }
+
+// tablePool keeps idle per-log tables the same way: a max-size log's slots, their scopes, their
+// replay states, its snapshot entries and its envelopes' names (about 115 KB of the 220 KB an
+// audit allocated) are taken from it and given back with the events.
+type tablePool[T any] chan []T
+
+// get is an empty slice of capacity at least n, zero through its capacity.
+func (p tablePool[T]) get(n int) []T {
+	select {
+	case s := <-p:
+		if cap(s) >= n {
+			return s
+		}
+	default:
+	}
+	return make([]T, 0, n)
+}
+
+// put gives s back, cleared through its capacity (the strings of an audit are not kept, and get
+// promises zero).
+func (p tablePool[T]) put(s []T) {
+	if cap(s) == 0 {
+		return
+	}
+	s = s[:cap(s)]
+	clear(s)
+	select {
+	case p <- s[:0]:
+	default:
+	}
+}
+
+var (
+	freeSlotIDs = make(tablePool[string], runtime.GOMAXPROCS(0))
+	freeScopes  = make(tablePool[dimVal], runtime.GOMAXPROCS(0))
+	freeStates  = make(tablePool[slotState], runtime.GOMAXPROCS(0))
+	freeSnaps   = make(tablePool[snapEntry], runtime.GOMAXPROCS(0))
+	freeEnvs    = make(tablePool[string], runtime.GOMAXPROCS(0))
+)
+
+// releaseTables gives a log's tables and its replay's states back once its audit or pre-check is
+// answered: the result holds counts, seqs and indexes, never a slot's identity or state, a
+// snapshot entry or an envelope.
+func releaseTables(l *log, rp *replayed) {
+	freeSlotIDs.put(l.slots)
+	freeScopes.put(l.scopes)
+	freeSnaps.put(l.snapshot)
+	freeEnvs.put(l.envs) // the events are given back first: none names an envelope any more
+	l.slots, l.scopes, l.snapshot, l.envs = nil, nil, nil, nil
+	if rp != nil {
+		freeStates.put(rp.slots)
+		rp.slots = nil
+	}
+}

@@ -118,7 +118,7 @@ type wholeRead struct {
 	// never reused.
 	chunkNo, pinned int32
 	bufOf           map[int32][]byte
-	waiting         map[int32]int
+	waiting         []int // by chunk number
 	free            [][]byte
 }
 
@@ -194,7 +194,7 @@ func (w *wholeRead) auditFast(parts []PartSource, checkEnd time.Time) *WholeResu
 func newWholeRead(ms *rules.MutLogSet, parts int) *wholeRead {
 	caps := ms.Criteria().Caps
 	return &wholeRead{ms: ms, caps: caps, parts: parts, f: newFold(ms), holdBytes: caps.BodyBytes, cutBuf: 1 << 20,
-		pinned: -1, bufOf: map[int32][]byte{}, waiting: map[int32]int{}}
+		pinned: -1, bufOf: map[int32][]byte{}}
 }
 
 // result is the report with the events each part gave.

@@ -80,7 +80,9 @@ func (w *wholeRead) flushEvents() error {
 			w.pinned = no // the log keeps this chunk's header strings (the principals, the dimensions)
 		}
 		w.bufOf[no] = w.buf
-		return w.f.addEvents(w, l, no)
+		err := w.f.addEvents(w, l, no)
+		releaseEvents(l) // the window holds copies of the events: their slice serves the next chunk
+		return err
 	}
 	return nil
 }
@@ -88,12 +90,13 @@ func (w *wholeRead) flushEvents() error {
 // pendingIn counts the events of chunk no that wait in the window; once none does, the chunk's
 // buffer is free for a later chunk, unless the log keeps strings of it.
 func (w *wholeRead) pendingIn(no int32, d int) {
-	n := w.waiting[no] + d
-	if n > 0 {
-		w.waiting[no] = n
+	if int(no) >= len(w.waiting) {
+		w.waiting = append(w.waiting, make([]int, int(no)+1-len(w.waiting))...)
+	}
+	w.waiting[no] += d
+	if w.waiting[no] > 0 {
 		return
 	}
-	delete(w.waiting, no)
 	if b, ok := w.bufOf[no]; ok && no != w.pinned {
 		if len(w.free) < 2 {
 			w.free = append(w.free, b)
@@ -198,7 +201,7 @@ func (w *wholeRead) chunk(tail ...[]byte) []byte {
 // check validates and reads one chunk as read does for a whole log; a refusal is kept with its
 // index counted over the whole log (off is the chunk's first event or snapshot entry).
 func (w *wholeRead) check(body []byte, off int) *log {
-	l, r := read(w.ms, body, false)
+	l, r := readIn(w.ms, body, false, w.f.sp)
 	if r == nil {
 		return l
 	}

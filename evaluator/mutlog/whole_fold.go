@@ -12,9 +12,11 @@ import (
 // replay state, and per factor the counts and seqs the report prints. Nothing of an event is kept
 // once it is replayed but what a slot keeps (its first raw key, its governing forget).
 type fold struct {
-	st  *state // over gl: the header's facts and the log's slots, no events
-	gl  *log
-	ids map[string]int32 // a slot's canonical identity to its number in gl.slots
+	st *state // over gl: the header's facts and the log's slots, no events
+	gl *log
+	// sp numbers the log's slots, gl's slots and scopes (sync): the chunks read in one pass
+	// number theirs in it, the fold those of the chunks the tree path read.
+	sp *slotSpace
 	// local maps the chunk's slot numbers to the log's (-1: not yet looked up).
 	local []int32
 	// names interns the envelopes' principal names a slot's forget keeps: few, and repeated.
@@ -37,7 +39,7 @@ type fold struct {
 
 func newFold(ms *rules.MutLogSet) *fold {
 	w := ms.Criteria().Words
-	return &fold{ids: map[string]int32{}, names: map[string]string{}, window: ms.Criteria().Caps.EventsPerAudit, withoutEnvelope: seqs(),
+	return &fold{sp: newSlotSpace(), names: map[string]string{}, window: ms.Criteria().Caps.EventsPerAudit, withoutEnvelope: seqs(),
 		d: &decided{
 			ri:          Reinserts{Status: w.Assessable, Seqs: seqs()},
 			oe:          OutsideEnvelope{Status: w.Assessable, UnattributedSeqs: seqs()},
@@ -59,40 +61,54 @@ func (f *fold) start(ms *rules.MutLogSet, cl *log) {
 }
 
 // slot is the log's number of chunk cl's slot n, numbering it when it is new. The identity and
-// the scope are copied: the chunk's strings are let go with the chunk.
+// the scope are copied: the chunk's strings are let go with the chunk. A shared chunk's slots are
+// the log's already.
 func (f *fold) slot(cl *log, n int32) int32 {
+	if cl.shared {
+		return n
+	}
+	sp := f.sp
 	id := cl.slots[n]
-	if g, ok := f.ids[id]; ok {
+	if g, ok := sp.k.slots[id]; ok {
 		return g
 	}
-	g := int32(len(f.gl.slots))
+	g := int32(len(sp.slots))
 	id = strings.Clone(id)
-	f.ids[id] = g
-	f.gl.slots = append(f.gl.slots, id)
+	sp.k.slots[id] = g
+	sp.slots = append(sp.slots, id)
 	for _, v := range cl.scope(n) {
-		f.gl.scopes = append(f.gl.scopes, dimVal{val: strings.Clone(v.val), ok: v.ok})
+		sp.scopes = append(sp.scopes, dimVal{val: strings.Clone(v.val), ok: v.ok})
 	}
-	f.rp.slots = append(f.rp.slots, slotState{})
+	f.sync()
 	return g
+}
+
+// sync brings gl and the replay's states up to the slots numbered so far.
+func (f *fold) sync() {
+	f.gl.slots, f.gl.scopes = f.sp.slots, f.sp.scopes
+	if n := len(f.sp.slots) - len(f.rp.slots); n > 0 {
+		f.rp.slots = append(f.rp.slots, make([]slotState, n)...)
+	}
 }
 
 // addEvents takes the events of chunk no and replays those that leave the window.
 func (f *fold) addEvents(w *wholeRead, cl *log, no int32) error {
 	f.start(w.ms, cl)
+	f.sync()
+	w.pendingIn(no, len(cl.events)) // before any is taken out again
 	f.local = slices.Grow(f.local[:0], len(cl.slots))[:len(cl.slots)]
 	for i := range f.local {
 		f.local[i] = -1
 	}
 	for i := range cl.events {
 		ev := cl.events[i]
-		if ev.keyed {
+		if ev.keyed && !cl.shared {
 			if f.local[ev.slot] < 0 {
 				f.local[ev.slot] = f.slot(cl, ev.slot)
 			}
 			ev.slot = f.local[ev.slot]
 		}
 		f.pending.push(pendingEvent{ev, no})
-		w.pendingIn(no, 1)
 		if f.pending.len() > f.window {
 			f.step(w, f.pop(w))
 		}
@@ -103,6 +119,7 @@ func (f *fold) addEvents(w *wholeRead, cl *log, no int32) error {
 // addSnapshot takes a chunk's snapshot entries, numbered as the log's slots.
 func (f *fold) addSnapshot(ms *rules.MutLogSet, cl *log) {
 	f.start(ms, cl)
+	f.sync()
 	f.gl.hasSnap = f.gl.hasSnap || cl.hasSnap
 	for _, e := range cl.snapshot {
 		f.gl.snapshot = append(f.gl.snapshot, snapEntry{slot: f.slot(cl, e.slot), version: e.version})
@@ -207,6 +224,7 @@ func (f *fold) finish(w *wholeRead, checkEnd time.Time) (*Report, *WholeRefusal,
 	if f.err != nil {
 		return nil, nil, f.err
 	}
+	f.sync()
 	st, ms := f.st, f.st.ms
 	fa := &st.facts
 	fa.ForgetMode, fa.Events, fa.Principals, fa.Snapshot = f.gl.mode, int64(f.events), int64(f.gl.principals), f.gl.hasSnap
