@@ -53,17 +53,20 @@ type lexReader struct {
 	famOK  bool
 	formOK bool
 
-	variant              string
-	variantSet           bool
-	manifestSeen         bool
-	declared             []string // manifest.declared_scope_keys, repeats dropped
-	declaredPresent      bool
-	recordsRead          bool
-	recsFrom, recsTo     int // the records array, when it came before family or form
-	deferred             bool
-	keyed                []keySlot
-	roles                memberRoles // each record member name's role (read_lex_names.go)
-	roleNames            []string
+	variant          string
+	variantSet       bool
+	manifestSeen     bool
+	declared         []string // manifest.declared_scope_keys, repeats dropped
+	declaredPresent  bool
+	recordsRead      bool
+	recsFrom, recsTo int // the records array, when it came before family or form
+	deferred         bool
+	keyed            []keySlot
+	roles            memberRoles // each record member name's role (read_lex_names.go)
+	roleNames        []string
+	// wholeBatch marks the whole-store check's batch read, whose bytes are reused batch after
+	// batch: no text of them is kept in a record (members).
+	wholeBatch           bool
 	slots                []scopeVal
 	standIns             map[string]string
 	freeText             *rules.FreeTextLimits

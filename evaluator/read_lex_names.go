@@ -19,11 +19,12 @@ type memberRole struct {
 	used                                           bool
 	fact                                           uintptr // offset of the field in rules.Record + 1; 0: none
 	keyed, id, content, attached, supersedes, meta bool
+	origin, template, baseTemplate                 bool
 }
 
 // other reports whether the member is read for anything but its fact.
 func (m *memberRole) other() bool {
-	return m.keyed || m.id || m.content || m.attached || m.supersedes
+	return m.keyed || m.id || m.content || m.attached || m.supersedes || m.origin
 }
 
 // factOf is the field of facts the member fills, nil when none.
@@ -49,7 +50,7 @@ func (l *lexReader) settleRoles() {
 	for _, k := range l.keyed {
 		names = append(names, k.name)
 	}
-	names = append(names, "id", l.contentField, "supersedes", "metadata")
+	names = append(names, "id", l.contentField, "supersedes", "metadata", "origin_claim_id")
 	if l.x.letta {
 		names = append(names, "attached_to")
 	}
@@ -76,7 +77,8 @@ func (l *lexReader) settleRoles() {
 		}
 		m.id, m.content = name == "id", name == l.contentField
 		m.attached, m.supersedes = l.x.letta && name == "attached_to", name == "supersedes"
-		m.meta = name == "metadata"
+		m.meta, m.origin = name == "metadata", name == "origin_claim_id"
+		m.template, m.baseTemplate = name == "template_id", name == "base_template_id"
 		t.put(m)
 	}
 }

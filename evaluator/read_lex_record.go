@@ -77,13 +77,41 @@ func (l *lexReader) fact(v *lexVal) *rules.Value {
 
 // record reads record i: its id, content key, facts, scope values and supersedes targets.
 func (l *lexReader) record(i int) bool {
-	r, x := l.r, l.x
+	x := l.x
 	rec := &x.records[i]
 	rec.facts = absentRecord
 	for j := range l.slots {
 		l.slots[j] = scopeVal{alt: l.slots[j].alt}
 	}
-	var id, content, attached lexVal
+	var got recordRead
+	if !l.members(rec, l.slots, &got) {
+		return false
+	}
+	if _, dup := x.byID.add(got.id.str, int32(i)); dup {
+		return false // record_id_duplicate
+	}
+	rec.id, rec.content = got.id.str, got.content.str
+	rec.cid, _ = x.contents.add(rec.content, int32(x.contents.len()))
+	l.supersedes(i, &got.supersedes)
+	if x.letta {
+		l.lettaScope(rec, &got.attached)
+	} else {
+		x.scopeFromKeys(rec, l.slots, l.global)
+	}
+	return true
+}
+
+// recordRead is what a record's members give besides its facts and scope values.
+type recordRead struct {
+	id, content, attached, supersedes, origin lexVal
+}
+
+// members reads the record object at the reader: its facts into rec, its scope keys' values into
+// slots (two a key: the key's, its stand-in's) and the rest into got. It reports false for a
+// record the tree path must read: one it would refuse, or may (a free-text scope value).
+// The request path's read and the whole-store check's batch read both read records with it.
+func (l *lexReader) members(rec *record, slots []scopeVal, got *recordRead) bool {
+	r := l.r
 	r.Object()
 	for {
 		name, fp, ok := r.MemberFingerprint()
@@ -95,9 +123,7 @@ func (l *lexReader) record(i int) bool {
 			r.Skip()
 			continue
 		}
-		at := role.factOf(&rec.facts)
-		keyed, other := role.keyed, role.other()
-		isID, isContent, isAttached, isSupersedes := role.id, role.content, role.attached, role.supersedes
+		at, other := role.factOf(&rec.facts), role.other()
 		var v lexVal
 		switch {
 		case role.meta && r.Peek() == jsonlex.Object:
@@ -108,6 +134,10 @@ func (l *lexReader) record(i int) bool {
 		case at == nil && !other:
 			r.Skip()
 			continue
+		case r.Peek() == jsonlex.String:
+			// Most members are strings: read in place rather than through value's copy.
+			v.kind, v.from = jsontree.String, r.Offset()
+			v.str, v.to = r.Str(), r.Offset()
 		default:
 			v = l.value()
 		}
@@ -116,52 +146,42 @@ func (l *lexReader) record(i int) bool {
 		}
 		if at != nil {
 			*at = l.fact(&v)
-			switch name {
-			case "template_id":
+			switch {
+			case l.wholeBatch: // the batch's bytes are reused: no text of them is kept
+			case role.template:
 				rec.tmplText = r.Text(v.from, v.to)
-			case "base_template_id":
+			case role.baseTemplate:
 				rec.baseText = r.Text(v.from, v.to)
 			}
 		}
-		if keyed {
+		if role.keyed {
 			for _, k := range l.keyed {
 				if k.name != name {
 					continue
 				}
-				l.slots[k.slot].kind, l.slots[k.slot].str = v.kind, v.str
+				slots[k.slot].kind, slots[k.slot].str = v.kind, v.str
 				if k.free && v.kind == jsontree.String && readsAsFreeText(v.str, l.freeText) {
 					return false // declared_scope_keys_invalid
 				}
 			}
 		}
 		switch {
-		case isID:
-			id = v
-		case isContent:
-			content = v
+		case role.id:
+			got.id = v
+		case role.content:
+			got.content = v
 		}
-		if isAttached {
-			attached = v
+		switch {
+		case role.attached:
+			got.attached = v
+		case role.supersedes:
+			got.supersedes = v
+		case role.origin:
+			got.origin = v
 		}
-		if isSupersedes {
-			l.supersedes(i, &v)
-		}
 	}
-	if r.Failed() || id.kind != jsontree.String || content.kind != jsontree.String ||
-		(!l.form.AllowEmpty && content.str == "") {
-		return false // record_id_required, the form's content rule
-	}
-	if _, dup := x.byID.add(id.str, int32(i)); dup {
-		return false // record_id_duplicate
-	}
-	rec.id, rec.content = id.str, content.str
-	rec.cid, _ = x.contents.add(rec.content, int32(x.contents.len()))
-	if x.letta {
-		l.lettaScope(rec, &attached)
-	} else {
-		x.scopeFromKeys(rec, l.slots, l.global)
-	}
-	return true
+	return !r.Failed() && got.id.kind == jsontree.String && got.content.kind == jsontree.String &&
+		(l.form.AllowEmpty || got.content.str != "") // record_id_required, the form's content rule
 }
 
 // metadata reads a record's metadata object: its shared and sharing members are facts (M1 at

@@ -51,7 +51,7 @@ func (w *wholeLex) setup(ps *rules.ProgramSet, x *export, standIns map[string]st
 	c := ps.Criteria()
 	l := &w.l
 	*l = lexReader{r: &w.r, ps: ps, c: c, x: x, form: c.Forms[x.scope.Form], contentField: contentField,
-		global: c.GlobalScopeValue, standIns: standIns}
+		global: c.GlobalScopeValue, standIns: standIns, wholeBatch: true}
 	if x.keySource == "manifest" && c.Families[x.scope.Family].Scope == rules.ScopeFromKeys && len(x.keys) > 0 {
 		l.freeText = c.FreeTextScopeValue
 	}
@@ -66,6 +66,7 @@ func (w *wholeLex) setup(ps *rules.ProgramSet, x *export, standIns map[string]st
 		_, alt := standIns[k]
 		w.blank = append(w.blank, scopeVal{}, scopeVal{alt: alt})
 	}
+	l.settleRoles()
 }
 
 // read reads the batch text (the mini header, then n records), reporting whether every record
@@ -105,91 +106,27 @@ func (w *wholeLex) read(text []byte, depth, n int) bool {
 	return r.Done() && len(w.recs) == n
 }
 
-// record reads one record as lexReader.record does, keeping what the whole-store check needs of it
-// instead of filling the request's maps.
+// record reads one record with the request path's members, keeping what the whole-store check
+// needs of it instead of filling the request's tables.
 func (w *wholeLex) record(lr *lexRec) bool {
-	l, r := &w.l, &w.r
+	l := &w.l
 	rec := &lr.rec
 	rec.facts = absentRecord
 	lr.slots = len(w.slots)
 	w.slots = append(w.slots, w.blank...)
-	slots := w.slots[lr.slots:]
-	var id, content lexVal
-	r.Object()
-	for {
-		name, ok := r.Member()
-		if !ok {
-			break
-		}
-		at := factField(&rec.facts, name)
-		keyed := false
-		for _, k := range l.keyed {
-			keyed = keyed || k.name == name
-		}
-		isID, isContent := name == "id", name == l.contentField
-		isAttached, isSupersedes := l.x.letta && name == "attached_to", name == "supersedes"
-		isOrigin := name == "origin_claim_id"
-		other := keyed || isID || isContent || isAttached || isSupersedes || isOrigin
-		var v lexVal
-		switch {
-		case name == "metadata" && r.Peek() == jsonlex.Object:
-			v = l.metadata(rec)
-			if !other {
-				continue
-			}
-		case at == nil && !other:
-			r.Skip()
-			continue
-		case r.Peek() == jsonlex.String:
-			// Most members are strings: read in place rather than through value's copy.
-			v.kind, v.str = jsontree.String, r.Str()
-		default:
-			v = l.value()
-		}
-		if r.Failed() {
-			return false
-		}
-		if at != nil {
-			*at = l.fact(&v)
-		}
-		if keyed {
-			for _, k := range l.keyed {
-				if k.name != name {
-					continue
-				}
-				slots[k.slot].kind, slots[k.slot].str = v.kind, v.str
-				if k.free && v.kind == jsontree.String && readsAsFreeText(v.str, l.freeText) {
-					return false // declared_scope_keys_invalid
-				}
-			}
-		}
-		switch {
-		case isID:
-			id = v
-		case isContent:
-			content = v
-		}
-		if isAttached {
-			lr.attached = v
-		}
-		if isOrigin {
-			lr.origin = v
-		}
-		if isSupersedes {
-			switch v.kind {
-			case jsontree.String:
-				lr.supAt, lr.supN = len(l.ar.strs), 1
-				l.ar.strs = append(l.ar.strs, v.str)
-			case jsontree.Array:
-				lr.supAt, lr.supN = v.at, v.strs
-			}
-		}
+	var got recordRead
+	if !l.members(rec, w.slots[lr.slots:], &got) {
+		return false
 	}
-	if r.Failed() || id.kind != jsontree.String || content.kind != jsontree.String ||
-		(!l.form.AllowEmpty && content.str == "") {
-		return false // record_id_required, the form's content rule
+	lr.attached, lr.origin = got.attached, got.origin
+	switch v := &got.supersedes; v.kind {
+	case jsontree.String:
+		lr.supAt, lr.supN = len(l.ar.strs), 1
+		l.ar.strs = append(l.ar.strs, v.str)
+	case jsontree.Array:
+		lr.supAt, lr.supN = v.at, v.strs
 	}
-	rec.id, rec.content = id.str, content.str
+	rec.id, rec.content = got.id.str, got.content.str
 	return true
 }
 
