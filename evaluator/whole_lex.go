@@ -42,7 +42,6 @@ type wholeLex struct {
 	recs  []lexRec
 	slots []scopeVal // every record's scope values, two slots per key (keyScope's vals)
 	blank []scopeVal // one record's slots before it is read: which keys have a stand-in
-	sup   string     // one supersedes target read as a lone string
 }
 
 // setup fixes what the records are read with, as lexReader.settle does for the request path:
