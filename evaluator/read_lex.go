@@ -241,9 +241,17 @@ func (l *lexReader) settle() {
 		x.keySource, x.keys = "family_default", l.fam.DefaultScopeKeys
 		l.standIns = l.fam.StandIns
 	}
+	l.settleKeys(x.keys)
+}
+
+// settleKeys fixes what a record's members are read for once its scope keys are known: each key
+// and its stand-in (keyed, with the free-text check where it applies), a record's blank scope
+// slots (two a key: the key's, its stand-in's) and every member name's role. The request path's
+// read (settle) and the whole-store batch read (wholeLex.setup) both settle with it.
+func (l *lexReader) settleKeys(keys []string) {
 	l.keyed = l.keyed[:0]
 	l.slots = l.slots[:0]
-	for i, k := range x.keys {
+	for i, k := range keys {
 		l.keyed = append(l.keyed, keySlot{name: k, slot: 2 * i, free: l.freeText != nil})
 		alt, ok := l.standIns[k]
 		if ok {

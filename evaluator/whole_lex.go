@@ -37,11 +37,12 @@ type lexRec struct {
 
 // wholeLex is the fast read's state, set up once the records' header is known (wholeFold.start).
 type wholeLex struct {
-	l     lexReader
-	r     jsonlex.Reader
-	recs  []lexRec
-	slots []scopeVal // every record's scope values, two slots per key (keyScope's vals)
-	blank []scopeVal // one record's slots before it is read: which keys have a stand-in
+	l    lexReader
+	r    jsonlex.Reader
+	recs []lexRec
+	// slots are every record's scope values, two slots per key (keyScope's vals), each record's
+	// starting as l.slots (settleKeys: which keys have a stand-in).
+	slots []scopeVal
 }
 
 // setup fixes what the records are read with, as lexReader.settle does for the request path:
@@ -54,18 +55,7 @@ func (w *wholeLex) setup(ps *rules.ProgramSet, x *export, standIns map[string]st
 	if x.keySource == "manifest" && c.Families[x.scope.Family].Scope == rules.ScopeFromKeys && len(x.keys) > 0 {
 		l.freeText = c.FreeTextScopeValue
 	}
-	for i, k := range x.keys {
-		l.keyed = append(l.keyed, keySlot{name: k, slot: 2 * i, free: l.freeText != nil})
-		if alt, ok := standIns[k]; ok {
-			l.keyed = append(l.keyed, keySlot{name: alt, slot: 2*i + 1})
-		}
-	}
-	w.blank = w.blank[:0]
-	for _, k := range x.keys {
-		_, alt := standIns[k]
-		w.blank = append(w.blank, scopeVal{}, scopeVal{alt: alt})
-	}
-	l.settleRoles()
+	l.settleKeys(x.keys)
 }
 
 // read reads the batch text (the mini header, then n records), reporting whether every record
@@ -112,7 +102,7 @@ func (w *wholeLex) record(lr *lexRec) bool {
 	rec := &lr.rec
 	rec.facts = absentRecord
 	lr.slots = len(w.slots)
-	w.slots = append(w.slots, w.blank...)
+	w.slots = append(w.slots, w.l.slots...)
 	var got recordRead
 	if !l.members(rec, w.slots[lr.slots:], &got) {
 		return false
@@ -143,7 +133,7 @@ func (f *wholeFold) lexFacts(k int) *record {
 	if f.x.letta {
 		w.l.lettaScope(r, &lr.attached)
 	} else {
-		f.x.scopeFromKeys(r, w.slots[lr.slots:lr.slots+len(w.blank)], w.l.global)
+		f.x.scopeFromKeys(r, w.slots[lr.slots:lr.slots+len(w.l.slots)], w.l.global)
 	}
 	f.manifestFacts(r)
 	return r
