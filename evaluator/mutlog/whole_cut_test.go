@@ -61,7 +61,9 @@ func (cfg cutConfig) reader(ms *rules.MutLogSet, n int) *wholeRead {
 	return w
 }
 
-func resultJSON(t testing.TB, res *WholeResult, ref *WholeRefusal, err error) string {
+// OutcomeJSON is a result as the tests compare it, in this package's tests and its external ones
+// (whole_test.go): the error, else the report's JSON (res), else the refusal's (ref).
+func OutcomeJSON[R any](t testing.TB, res *R, ref any, err error) string {
 	t.Helper()
 	if err != nil {
 		return "error: " + err.Error()
@@ -82,10 +84,10 @@ func resultJSON(t testing.TB, res *WholeResult, ref *WholeRefusal, err error) st
 func fastAndReference(t testing.TB, ms *rules.MutLogSet, cfg cutConfig, parts [][]byte) (fast, ref string) {
 	t.Helper()
 	if res := cfg.reader(ms, len(parts)).auditFast(cfg.sources(parts), cutEnd); res != nil {
-		fast = resultJSON(t, res, nil, nil)
+		fast = OutcomeJSON(t, res, nil, nil)
 	}
 	res, r, err := cfg.reader(ms, len(parts)).audit(cfg.sources(parts), cutEnd)
-	return fast, resultJSON(t, res, r, err)
+	return fast, OutcomeJSON(t, res, r, err)
 }
 
 var cutConfigs = []cutConfig{

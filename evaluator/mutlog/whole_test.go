@@ -95,18 +95,7 @@ func eventCount(t testing.TB, body []byte) int {
 // outcome is a result as the tests compare it: the report's JSON or the refusal's.
 func outcome(t testing.TB, rep *mutlog.Report, ref any, err error) string {
 	t.Helper()
-	if err != nil {
-		return "error: " + err.Error()
-	}
-	var v any = rep
-	if rep == nil {
-		v = ref
-	}
-	b, jerr := json.Marshal(v)
-	if jerr != nil {
-		t.Fatal(jerr)
-	}
-	return string(b)
+	return mutlog.OutcomeJSON(t, rep, ref, err)
 }
 
 func auditOne(t testing.TB, ms *rules.MutLogSet, body []byte) string {
