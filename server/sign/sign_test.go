@@ -401,6 +401,9 @@ func TestSignIntoRecycledBuffer(t *testing.T) {
 			full[j] = '!'
 		}
 		Recycle(got)
+		if k := bytes.IndexFunc(full, func(r rune) bool { return r != 0 }); k >= 0 {
+			t.Fatalf("%d: a recycled buffer keeps the last document's bytes (at %d)", i, k)
+		}
 	}
 	Recycle(nil) // nothing to give back
 }

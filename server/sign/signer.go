@@ -34,11 +34,13 @@ var docs sync.Pool // of *[]byte
 
 // Recycle gives back the buffer of a document Sign returned, once nothing reads it any more (its
 // answer has been written: an io.Writer keeps no reference to what it was given). The next
-// Canonicaler signed may be written into it.
+// Canonicaler signed may be written into it. It is cleared first, as an audited body's buffer is:
+// an idle buffer holds no report, whose ids and scopes are the export's.
 func Recycle(doc []byte) {
 	if cap(doc) == 0 {
 		return
 	}
+	clear(doc[:cap(doc)])
 	doc = doc[:0]
 	docs.Put(&doc)
 }
@@ -138,8 +140,9 @@ func (s *Signer) member(sig []byte) string {
 // canonical form's buffer (which it owns from here). It is called once, from any goroutine.
 //
 // A Canonicaler is written here, into a buffer of about the size hint with room for the member
-// (a recycled one when there is one that large), so that the signature is spliced in place. A Canonicaler that already has a member named
-// "signature" is a defect of its type, never of an input: Sign panics.
+// (a recycled one when there is one that large), so that the signature is spliced in place. A
+// Canonicaler that already has a member named "signature" is a defect of its type, never of an
+// input: Sign panics.
 func (u *Unsigned) Sign() []byte {
 	body, at := u.body, u.at
 	if u.c != nil {
