@@ -117,6 +117,11 @@ func bench(o options, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "max-size exports: %d families, %d bytes on average; %s per route and level\n\n", len(bodies), avg, o.duration)
 	fmt.Fprintf(stdout, "in-process engine (evaluator.PrepareWith an owned body + Audit, one goroutine): %.1f audits/s, %.3f ms of CPU an audit\n\n", inproc, ms(engineCPU))
+	fl, err := measureFloor(bodies, dir, o.duration)
+	if err != nil {
+		return err
+	}
+	fl.print(stdout, runtime.NumCPU())
 
 	var all []result
 	mems := map[string]memory{}
