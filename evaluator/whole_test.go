@@ -415,10 +415,12 @@ func TestWholeRecordsAtTheDepthLimit(t *testing.T) {
 				t.Fatalf("depth %d: the service's refusal is %+v", depth, ref)
 			}
 			for k, parts := range [][]evaluator.WholePart{bodyParts(body), oneByteParts(body), bodyParts(body)} {
+				restore := func() {}
 				if k == 2 {
-					defer evaluator.WholeDirectBytes(60)()
+					restore = evaluator.WholeDirectBytes(60)
 				}
 				w, wref, err := evaluator.AuditWhole(ps, parts, now)
+				restore()
 				if err != nil {
 					t.Fatal(err)
 				}
