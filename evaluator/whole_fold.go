@@ -179,6 +179,7 @@ func (f *wholeFold) part(p WholePart, i int, known *wholeHeader) (*WholeRefusal,
 			return f.begin(i, h, empty)
 		},
 		record: func(raw []byte, at int64) error { return f.record(i, raw, at) },
+		direct: func(s *partScanner) (int, error) { return f.direct(i, s) },
 		done:   func() error { return f.flush(i) },
 	}
 	var err error

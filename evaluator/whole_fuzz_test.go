@@ -17,7 +17,8 @@ import (
 // one part and cut in two at a point the input chooses: it never panics, and one part gets the
 // service's report or refusal (but for the refusals about the caps, which do not apply), and so
 // does the part read one byte at a time (the splitter's window then ends at every byte: a string,
-// an escape or a record cut anywhere).
+// an escape or a record cut anywhere), and so does the part whose records the direct read takes
+// from the window through a slice of at most 1 to 512 bytes (a record then crosses its end).
 //
 //	go test ./evaluator -run '^$' -fuzz FuzzWholeStreamingReader -fuzztime 2m
 func FuzzWholeStreamingReader(f *testing.F) {
@@ -61,6 +62,19 @@ func FuzzWholeStreamingReader(f *testing.F) {
 		case wref == nil:
 			if d := cmp.Diff(string(marshal(t, w.Report)), string(marshal(t, b.Report))); d != "" {
 				t.Fatalf("one byte at a time: report differs:\n%s", d)
+			}
+		}
+		restore := evaluator.WholeDirectBytes(1 + int(cut)%512)
+		d, dref, err := evaluator.AuditWhole(ps, bodyParts(body), now)
+		restore()
+		switch {
+		case err != nil:
+			t.Fatalf("small direct slice: %v", err)
+		case !cmp.Equal(dref, wref):
+			t.Fatalf("small direct slice: refusal %+v, not %+v", dref, wref)
+		case wref == nil:
+			if diff := cmp.Diff(string(marshal(t, w.Report)), string(marshal(t, d.Report))); diff != "" {
+				t.Fatalf("small direct slice: report differs:\n%s", diff)
 			}
 		}
 		at := int(cut) % (len(body) + 1)

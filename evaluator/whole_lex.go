@@ -33,12 +33,14 @@ type lexRec struct {
 	supAt    int    // its supersedes' string targets are wholeLex.l.ar.strs[supAt : supAt+supN]
 	supN     int
 	origin   lexVal // its origin_claim_id
+	from, to int    // its bytes are wholeLex.text[from:to]
 }
 
 // wholeLex is the fast read's state, set up once the records' header is known (wholeFold.start).
 type wholeLex struct {
 	l    lexReader
 	r    jsonlex.Reader
+	text []byte // what r reads: the batch, or a run of records in the splitter's window
 	recs []lexRec
 	// slots are every record's scope values, two slots per key (keyScope's vals), each record's
 	// starting as l.slots (settleKeys: which keys have a stand-in).
@@ -61,10 +63,8 @@ func (w *wholeLex) setup(ps *rules.ProgramSet, x *export, standIns map[string]st
 // read reads the batch text (the mini header, then n records), reporting whether every record
 // passed the record-level rules the fast read checks; w.recs then holds them.
 func (w *wholeLex) read(text []byte, depth, n int) bool {
-	l, r := &w.l, &w.r
-	r.Reset(text, depth)
-	l.ar.vals, l.ar.strs = l.ar.vals[:0], l.ar.strs[:0]
-	w.recs, w.slots = w.recs[:0], w.slots[:0]
+	r := &w.r
+	w.reset(text, depth)
 	if r.Peek() != jsonlex.Object {
 		return false
 	}
@@ -95,12 +95,22 @@ func (w *wholeLex) read(text []byte, depth, n int) bool {
 	return r.Done() && len(w.recs) == n
 }
 
-// record reads one record with the request path's members, keeping what the whole-store check
-// needs of it instead of filling the request's tables.
+// reset starts reading text, with no record read.
+func (w *wholeLex) reset(text []byte, depth int) {
+	l := &w.l
+	w.r.Reset(text, depth)
+	w.text = text
+	l.ar.vals, l.ar.strs = l.ar.vals[:0], l.ar.strs[:0]
+	w.recs, w.slots = w.recs[:0], w.slots[:0]
+}
+
+// record reads one record, whose opening brace is next, with the request path's members, keeping
+// what the whole-store check needs of it instead of filling the request's tables.
 func (w *wholeLex) record(lr *lexRec) bool {
 	l := &w.l
 	rec := &lr.rec
 	rec.facts = absentRecord
+	lr.from = w.r.Offset()
 	lr.slots = len(w.slots)
 	w.slots = append(w.slots, w.l.slots...)
 	var got recordRead
@@ -116,6 +126,7 @@ func (w *wholeLex) record(lr *lexRec) bool {
 		lr.supAt, lr.supN = v.at, v.strs
 	}
 	rec.id, rec.content = got.id.str, got.content.str
+	lr.to = w.r.Offset()
 	return true
 }
 
@@ -140,7 +151,8 @@ func (f *wholeFold) lexFacts(k int) *record {
 }
 
 // flushLex records a batch the fast read read: as flush does with a tree, the ids, then the
-// content keys, then each record in order.
+// content keys, then each record in order. f.b.first and f.b.ord are the batch's first record's
+// index in the part and ordinal.
 func (f *wholeFold) flushLex(st *partState) error {
 	b, w := &f.b, &f.lex
 	keys := f.keys[:0]
@@ -155,7 +167,8 @@ func (f *wholeFold) flushLex(st *partState) error {
 		for k := range w.recs {
 			o := &w.recs[k].origin
 			in := wholeIn{supers: w.supers(k), origin: o.kind, originStr: o.str, lex: k}
-			if err := f.index(&in, b.raw(k), b.ord+uint32(k), &keys[k]); err != nil {
+			lr := &w.recs[k]
+			if err := f.index(&in, w.text[lr.from:lr.to], b.ord+uint32(k), &keys[k]); err != nil {
 				return err
 			}
 		}

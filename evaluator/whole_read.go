@@ -31,10 +31,13 @@ var errRestart = errors.New("whole-store check: a member follows the records")
 
 // partHooks receive a part as it is read: at (which says whether the records array is about to
 // be read and whether it is empty) once the records array begins, every record's bytes and where
-// they lie, and done once the array ends. A hook's error stops the reading.
+// they lie, and done once the array ends. Before a record is cut out, direct (when set) may read
+// records from the scanner's window itself, leaving the scanner after the last and saying how
+// many (0: none, the record is cut out and given to record). A hook's error stops the reading.
 type partHooks struct {
 	at     func(hdr *wholeHeader, empty bool) error
 	record func(raw []byte, at int64) error
+	direct func(s *partScanner) (int, error)
 	done   func() error
 }
 
@@ -123,16 +126,26 @@ func readRecords(s *partScanner, hdr *wholeHeader, h *partHooks) error {
 		s.i++
 	} else {
 		for {
-			raw, at, ok := s.value()
-			if !ok {
-				return errSyntax
-			}
-			if h != nil {
-				if err := h.record(raw, at); err != nil {
+			k := 0
+			if h != nil && h.direct != nil {
+				var err error
+				if k, err = h.direct(s); err != nil {
 					return err
 				}
 			}
-			n++
+			if k == 0 {
+				raw, at, ok := s.value()
+				if !ok {
+					return errSyntax
+				}
+				if h != nil {
+					if err := h.record(raw, at); err != nil {
+						return err
+					}
+				}
+				k = 1
+			}
+			n += k
 			if c, ok := s.peek(); ok && c == ']' {
 				s.i++
 				break

@@ -33,7 +33,7 @@ func newPartScanner(r io.Reader, buf []byte) *partScanner {
 }
 
 // more reads more of the part into the window, keeping what is from the mark (or the read
-// position) on; false at the end of the part or on a read error.
+// position) on, and the byte before it; false at the end of the part or on a read error.
 func (s *partScanner) more() bool {
 	if s.eof {
 		return false
@@ -42,11 +42,14 @@ func (s *partScanner) more() bool {
 	if s.mark >= 0 && s.mark < keep {
 		keep = s.mark
 	}
-	if keep > 0 {
-		copy(s.buf, s.buf[keep:s.n])
-		s.n, s.i, s.base = s.n-keep, s.i-keep, s.base+int64(keep)
+	if keep > 1 {
+		// One byte is left before what is kept: the direct read (whole_direct.go) writes an
+		// array's opening bracket there, so that the records after it read as an array.
+		d := keep - 1
+		copy(s.buf[1:], s.buf[keep:s.n])
+		s.n, s.i, s.base = s.n-d, s.i-d, s.base+int64(d)
 		if s.mark >= 0 {
-			s.mark -= keep
+			s.mark -= d
 		}
 	}
 	if s.n == len(s.buf) {

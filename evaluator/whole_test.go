@@ -352,24 +352,35 @@ func TestWholeReadsRecordsLargerThanItsWindow(t *testing.T) {
 	}
 }
 
-// TestWholeFastReadEqualsTree: the fast read of a batch (whole_lex.go) leaves the check with the
-// answer the tree path gives, byte for byte: on random exports (refused ones included, whose
-// batches fall back to the tree path part way through a part) read as one part and split into
-// parts.
+// TestWholeFastReadEqualsTree: the fast read of a batch (whole_lex.go) and the direct read of
+// records from the splitter's window (whole_direct.go) leave the check with the answer the tree
+// path gives, byte for byte: on random exports (refused ones included, whose batches fall back to
+// the tree path part way through a part) read as one part and split into parts, the direct read
+// with its default slice and with a slice of a few hundred bytes (records then cross its end
+// all the time), read whole or one byte at a time.
 func TestWholeFastReadEqualsTree(t *testing.T) {
 	ps := shipped(t)
 	rng := rand.New(rand.NewSource(2829))
 	check := func(n int, bodies ...[]byte) {
-		var got [2]string
-		for k, treeOnly := range []bool{true, false} {
+		var tree string
+		for k, treeOnly := range []bool{true, false, false} {
 			evaluator.WholeTreeOnly(treeOnly)
-			w, ref, err := evaluator.AuditWhole(ps, bodyParts(bodies...), now)
-			got[k] = string(marshal(t, w)) + string(marshal(t, ref)) + fmt.Sprint(err)
+			parts := bodyParts(bodies...)
+			if k == 2 {
+				defer evaluator.WholeDirectBytes(1 + rng.Intn(600))()
+				if n%4 == 0 {
+					parts = oneByteParts(bodies...)
+				}
+			}
+			w, ref, err := evaluator.AuditWhole(ps, parts, now)
+			got := string(marshal(t, w)) + string(marshal(t, ref)) + fmt.Sprint(err)
+			if k == 0 {
+				tree = got
+			} else if d := cmp.Diff(tree, got); d != "" {
+				t.Fatalf("run %d, read %d: the fast read's answer differs (-tree +fast):\n%s", n, k, d)
+			}
 		}
 		evaluator.WholeTreeOnly(false)
-		if d := cmp.Diff(got[0], got[1]); d != "" {
-			t.Fatalf("run %d: the fast read's answer differs (-tree +fast):\n%s", n, d)
-		}
 	}
 	for n := range wholeRuns() {
 		body := gen.RandomExport(rng)
@@ -377,6 +388,52 @@ func TestWholeFastReadEqualsTree(t *testing.T) {
 		var top map[string]json.RawMessage
 		if json.Unmarshal(body, &top) == nil && bytes.HasPrefix(bytes.TrimSpace(top["records"]), []byte("[")) {
 			check(n, splitRecords(t, body, 1+rng.Intn(4), rng)...)
+		}
+	}
+}
+
+// TestWholeRecordsAtTheDepthLimit: a record nested to the criteria's depth limit is read, one
+// level deeper is export_required, as the service answers, whether the record opens a run of the
+// direct read or comes in one, the part read whole, one byte at a time, or through a small slice.
+func TestWholeRecordsAtTheDepthLimit(t *testing.T) {
+	ps := shipped(t)
+	limit := ps.Criteria().Caps.JSONDepth
+	for _, depth := range []int{limit - 1, limit, limit + 1} {
+		// The export's object, the records array and the record are three levels.
+		deep := `{"id":"deep","content_text":"d","user_id":"u1","extra":` +
+			strings.Repeat("[", depth-3) + strings.Repeat("]", depth-3) + `}`
+		for at := range 3 {
+			recs := []string{`{"id":"a","content_text":"x","user_id":"u1"}`, `{"id":"b","content_text":"y","user_id":"u2"}`}
+			recs = append(recs[:at], append([]string{deep}, recs[at:]...)...)
+			body := []byte(`{"family":"mem0","form":"full_text","records":[` + strings.Join(recs, ",") + `]}`)
+			rep, ref, err := evaluator.Audit(ps, body, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := string(marshal(t, rep)) + string(marshal(t, ref))
+			if (ref != nil) != (depth > limit) {
+				t.Fatalf("depth %d: the service's refusal is %+v", depth, ref)
+			}
+			for k, parts := range [][]evaluator.WholePart{bodyParts(body), oneByteParts(body), bodyParts(body)} {
+				restore := func() {}
+				if k == 2 {
+					restore = evaluator.WholeDirectBytes(60)
+				}
+				w, wref, err := evaluator.AuditWhole(ps, parts, now)
+				restore()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got string
+				if wref != nil {
+					got = "null" + string(marshal(t, wref.Refusal))
+				} else {
+					got = string(marshal(t, w.Report)) + "null"
+				}
+				if got != want {
+					t.Fatalf("depth %d, at %d, read %d: got %s, want %s", depth, at, k, got, want)
+				}
+			}
 		}
 	}
 }
