@@ -448,23 +448,30 @@ func (p *projection) appendKey(a *RecordActivation) []byte {
 // bit, and every kind its name, without a place in the pattern.
 func (p *projection) str(a *RecordActivation, s string) {
 	ks := &a.ks
-	if !p.canon || s == "" || isKindName(s) || p.literal(s) || s == a.Family || s == a.Form || s == a.Variant {
-		ks.buf = append(ks.buf, 'L')
-		ks.buf = appendString(ks.buf, s)
-		return
+	if p.canon {
+		// A string already in the pattern was not one keyed verbatim when it was placed.
+		for i, t := range ks.seen {
+			if len(t) == len(s) && t == s {
+				ks.buf = appendPlace(ks.buf, i)
+				return
+			}
+		}
+		if !(s == "" || isKindName(s) || p.literal(s) || s == a.Family || s == a.Form || s == a.Variant) {
+			ks.buf = appendPlace(ks.buf, len(ks.seen))
+			ks.seen = append(ks.seen, s)
+			return
+		}
 	}
-	i := 0
-	for i < len(ks.seen) && ks.seen[i] != s {
-		i++
-	}
-	if i == len(ks.seen) {
-		ks.seen = append(ks.seen, s)
-	}
+	ks.buf = append(ks.buf, 'L')
+	ks.buf = appendString(ks.buf, s)
+}
+
+// appendPlace appends a string's place in the equality pattern.
+func appendPlace(buf []byte, i int) []byte {
 	if i < 0x80 {
-		ks.buf = append(ks.buf, 'O', byte(i))
-	} else {
-		ks.buf = binary.AppendUvarint(append(ks.buf, 'O'), uint64(i))
+		return append(buf, 'O', byte(i))
 	}
+	return binary.AppendUvarint(append(buf, 'O'), uint64(i))
 }
 
 // literal reports whether s is one of the program's string literals. Most strings a record
