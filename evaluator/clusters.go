@@ -190,8 +190,23 @@ func (st *state) clusterReport(cr *ClusterReport, members []int, cl *rules.Clust
 	slices.SortFunc(cr.Members, func(a, b Member) int { return strings.Compare(a.ID, b.ID) })
 }
 
-// distinct counts the distinct values of ss, which it sorts.
+// distinct counts the distinct values of ss, which it may reorder. A cluster's copies are few:
+// up to smallDistinct of them are compared pairwise (no string is ordered, only tested for
+// equality), more are sorted.
 func distinct[T cmp.Ordered](ss []T) int64 {
+	if len(ss) <= smallDistinct {
+		n := int64(0)
+	next:
+		for i := range ss {
+			for j := 0; j < i; j++ {
+				if ss[j] == ss[i] {
+					continue next
+				}
+			}
+			n++
+		}
+		return n
+	}
 	slices.Sort(ss)
 	n := int64(0)
 	for i := range ss {
@@ -201,6 +216,9 @@ func distinct[T cmp.Ordered](ss []T) int64 {
 	}
 	return n
 }
+
+// smallDistinct is the most values distinct counts by comparing each with those before it.
+const smallDistinct = 16
 
 // disjointPair reports whether two copies have disjoint scope sets (L-2).
 func disjointPair(x *export, copies []int) bool {

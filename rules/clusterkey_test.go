@@ -33,7 +33,7 @@ func TestClusterOrderKey(t *testing.T) {
 				t.Fatalf("%s %+v: memoized %+v %v (b5 %v), fresh %+v %v (b5 %v)", fam, c, got, gerr, shared.B5, want, werr, fresh.B5)
 			}
 		}
-		t.Logf("%s: %d decisions for 20000 clusters", fam, len(shared.memo))
+		t.Logf("%s: %d decisions for 20000 clusters", fam, len(shared.memoCode))
 	}
 	// Counts that compare differently never share a key.
 	k := &ps.fast.clusterKey

@@ -72,11 +72,18 @@ func (a *RecordActivation) memoBool(p *Program) (bool, error) {
 }
 
 // clusterElemKey is the memo key of one cluster program: its number, b5_runs, and the cluster's
-// facts reduced to what the program compares (or verbatim).
+// facts verbatim; clusterElemCode is the same for a program with an order key, the facts reduced
+// to what it compares (its code).
 type clusterElemKey struct {
 	num int
 	b5  bool
 	c   Cluster
+}
+
+type clusterElemCode struct {
+	num int32
+	b5  bool
+	c   clusterCode
 }
 
 // memoBool evaluates cluster program p for the current cluster, from the export's memo when a
@@ -85,10 +92,22 @@ func (a *ClusterActivation) memoBool(p *Program) (bool, error) {
 	if a.Obs != nil || !p.memoOK {
 		return p.Bool(a)
 	}
-	k := clusterElemKey{num: p.num, b5: a.B5, c: *a.Cluster}
 	if p.order.ok {
-		k.c = p.order.canon(a.Cluster)
+		k := clusterElemCode{num: int32(p.num), b5: a.B5, c: p.order.code(a.Cluster)}
+		if v, ok := a.elemCode[k]; ok {
+			return v, nil
+		}
+		v, err := p.Bool(a)
+		if err != nil {
+			return v, err
+		}
+		if a.elemCode == nil {
+			a.elemCode = map[clusterElemCode]bool{}
+		}
+		a.elemCode[k] = v
+		return v, nil
 	}
+	k := clusterElemKey{num: p.num, b5: a.B5, c: *a.Cluster}
 	if v, ok := a.elem[k]; ok {
 		return v, nil
 	}

@@ -250,24 +250,34 @@ func evalList(prg cel.Program, act interpreter.Activation, out []bool) bool {
 // fusedLookup answers fused program k for the activation's record from the export's memo into
 // out. On a miss it returns the key to store the answer under (fusedStore) once the author's
 // programs have given it; memo is false when the program is not memoized (an observer, or a
-// program that reads the whole record).
-func (ps *ProgramSet) fusedLookup(k int, a *RecordActivation, out []bool) (hit bool, key string, memo bool) {
+// program that reads the whole record). A program whose inputs are all flags is keyed by one
+// word (wordKey), and its memo probed without building or hashing a byte key.
+func (ps *ProgramSet) fusedLookup(k int, a *RecordActivation, out []bool) (hit bool, key memoKey, memo bool) {
 	f := &ps.fast.record[k]
 	if f.prg == nil || a.Obs != nil || f.proj.whole {
-		return false, "", false
+		return false, memoKey{}, false
+	}
+	if f.proj.word {
+		if w, ok := f.proj.wordKey(a); ok {
+			if r, ok := a.memo[k].words[w]; ok {
+				copy(out, r)
+				return true, memoKey{}, true
+			}
+			return false, memoKey{w: w, word: true}, true
+		}
 	}
 	kb := f.proj.key(a)
 	if r, ok := a.memo[k].lookup(kb); ok {
 		copy(out, r)
-		return true, "", true
+		return true, memoKey{}, true
 	}
 	// The author's programs reuse the key buffer for their own keys: this one is kept aside
 	// (the copy is the one the memo keeps).
-	return false, string(kb), true
+	return false, memoKey{s: string(kb)}, true
 }
 
 // fusedStore remembers out as fused program k's answer for key.
-func (ps *ProgramSet) fusedStore(k int, a *RecordActivation, key string, out []bool) {
+func (ps *ProgramSet) fusedStore(k int, a *RecordActivation, key memoKey, out []bool) {
 	a.memo[k].store(key, out)
 }
 

@@ -65,6 +65,141 @@ type projection struct {
 	// byLen lists the literals by their length (the last entry: every longer one), so that a
 	// string is told from them by a comparison or two, not by hashing it.
 	byLen [64][]string
+	// word is true when every input is a flag (a bool field; the kind, present, set or bool of
+	// a *Value field; `live`; a slot) and all of them fit one word: the key is then that word
+	// (wordKey), built without a byte or a string. wordBit is where each field's bits start;
+	// liveBit and slotBit are where `live` and the first slot go.
+	word             bool
+	wordBit          []uint8
+	liveBit, slotBit uint8
+}
+
+// layoutWord decides whether the projection is keyed by a word, and lays the word out: a bool
+// field is one bit; a *Value field is the shared absent member's flag, then three bits of kind
+// (kindCode) and one bit for each of present, set and bool it reads, at places fixed by the
+// projection, so that the word says which bits of a field mean anything.
+func (p *projection) layoutWord() {
+	p.word, p.wordBit = false, nil
+	if p.whole {
+		return
+	}
+	pos := 0
+	bits := make([]uint8, len(p.fields))
+	for i, f := range p.fields {
+		bits[i] = uint8(min(pos, 255))
+		switch f.kind {
+		case reflect.Bool:
+			pos++
+		case reflect.Pointer:
+			if f.subs&(subStr|subStrs|subItems) != 0 {
+				return
+			}
+			pos++
+			if f.subs&subKind != 0 {
+				pos += 3
+			}
+			for _, m := range []uint8{subPresent, subSet, subBool} {
+				if f.subs&m != 0 {
+					pos++
+				}
+			}
+		default:
+			return // a string or a count
+		}
+	}
+	p.liveBit = uint8(min(pos, 255))
+	if p.live {
+		pos++
+	}
+	p.slotBit = uint8(min(pos, 255))
+	if pos+len(p.slots) > 64 {
+		return
+	}
+	p.word, p.wordBit = true, bits
+}
+
+// wordKey is the key of a word projection (layoutWord) for the activation's current record; ok
+// is false for a record with a kind that is none of the seven (then the byte key serves).
+func (p *projection) wordKey(a *RecordActivation) (w uint64, ok bool) {
+	base := unsafe.Pointer(a.Record)
+	for i := range p.fields {
+		f := &p.fields[i]
+		at := unsafe.Add(base, f.off)
+		b := p.wordBit[i] & 63
+		if f.kind == reflect.Bool {
+			if *(*bool)(at) {
+				w |= 1 << b
+			}
+			continue
+		}
+		v := *(**Value)(at)
+		if v == AbsentValue {
+			w |= 1 << b
+			continue
+		}
+		b++
+		if f.subs&subKind != 0 {
+			c := kindCode(v.Kind)
+			if c == 0 {
+				return 0, false
+			}
+			w |= c << (b & 63)
+			b += 3
+		}
+		if f.subs&subPresent != 0 {
+			if v.Present {
+				w |= 1 << (b & 63)
+			}
+			b++
+		}
+		if f.subs&subSet != 0 {
+			if v.Set {
+				w |= 1 << (b & 63)
+			}
+			b++
+		}
+		if f.subs&subBool != 0 && v.Bool {
+			w |= 1 << (b & 63)
+		}
+	}
+	if p.live && a.Live {
+		w |= 1 << (p.liveBit & 63)
+	}
+	for k, i := range p.slots {
+		if a.vals[i] {
+			w |= 1 << ((int(p.slotBit) + k) & 63)
+		}
+	}
+	return w, true
+}
+
+// kindCode is the three bits a kind name is keyed by in a word, or 0 for any other string.
+func kindCode(s string) uint64 {
+	switch len(s) {
+	case 4:
+		if s == "null" {
+			return 2
+		}
+		if s == "bool" {
+			return 4
+		}
+	case 5:
+		if s == "array" {
+			return 6
+		}
+	case 6:
+		switch s {
+		case "absent":
+			return 1
+		case "string":
+			return 3
+		case "number":
+			return 5
+		case "object":
+			return 7
+		}
+	}
+	return 0
 }
 
 // indexLiterals fills byLen from literals.
@@ -156,6 +291,7 @@ func projectionOf(ast *cel.Ast, slotIndex map[string]int) projection {
 		p.whole = true
 	}
 	p.indexLiterals()
+	p.layoutWord()
 	return p
 }
 
@@ -312,23 +448,30 @@ func (p *projection) appendKey(a *RecordActivation) []byte {
 // bit, and every kind its name, without a place in the pattern.
 func (p *projection) str(a *RecordActivation, s string) {
 	ks := &a.ks
-	if !p.canon || s == "" || isKindName(s) || p.literal(s) || s == a.Family || s == a.Form || s == a.Variant {
-		ks.buf = append(ks.buf, 'L')
-		ks.buf = appendString(ks.buf, s)
-		return
+	if p.canon {
+		// A string already in the pattern was not one keyed verbatim when it was placed.
+		for i, t := range ks.seen {
+			if len(t) == len(s) && t == s {
+				ks.buf = appendPlace(ks.buf, i)
+				return
+			}
+		}
+		if !(s == "" || isKindName(s) || p.literal(s) || s == a.Family || s == a.Form || s == a.Variant) {
+			ks.buf = appendPlace(ks.buf, len(ks.seen))
+			ks.seen = append(ks.seen, s)
+			return
+		}
 	}
-	i := 0
-	for i < len(ks.seen) && ks.seen[i] != s {
-		i++
-	}
-	if i == len(ks.seen) {
-		ks.seen = append(ks.seen, s)
-	}
+	ks.buf = append(ks.buf, 'L')
+	ks.buf = appendString(ks.buf, s)
+}
+
+// appendPlace appends a string's place in the equality pattern.
+func appendPlace(buf []byte, i int) []byte {
 	if i < 0x80 {
-		ks.buf = append(ks.buf, 'O', byte(i))
-	} else {
-		ks.buf = binary.AppendUvarint(append(ks.buf, 'O'), uint64(i))
+		return append(buf, 'O', byte(i))
 	}
+	return binary.AppendUvarint(append(buf, 'O'), uint64(i))
 }
 
 // literal reports whether s is one of the program's string literals. Most strings a record
@@ -358,9 +501,18 @@ func appendString(buf []byte, s string) []byte {
 	return append(buf, s...)
 }
 
-// memo caches one fused program's results within one export.
+// memo caches one fused program's results within one export: by the byte key, or by the word
+// of a word projection.
 type memo struct {
 	results map[string][]bool
+	words   map[uint64][]bool
+}
+
+// memoKey is where a fused program's result is stored: the word, when word is set, else s.
+type memoKey struct {
+	s    string
+	w    uint64
+	word bool
 }
 
 // lookup returns the cached result for key, if any.
@@ -372,11 +524,18 @@ func (m *memo) lookup(key []byte) ([]bool, bool) {
 	return r, ok
 }
 
-func (m *memo) store(key string, vals []bool) {
+func (m *memo) store(key memoKey, vals []bool) {
+	if key.word {
+		if m.words == nil {
+			m.words = map[uint64][]bool{}
+		}
+		m.words[key.w] = append([]bool(nil), vals...)
+		return
+	}
 	if m.results == nil {
 		m.results = map[string][]bool{}
 	}
-	m.results[key] = append([]bool(nil), vals...)
+	m.results[key.s] = append([]bool(nil), vals...)
 }
 
 // kindByte is the one byte a kind name is keyed by (never 'L', which opens a verbatim string),

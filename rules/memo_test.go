@@ -174,3 +174,41 @@ func TestCanonKeyLongStrings(t *testing.T) {
 		t.Fatal("equal strings keyed apart")
 	}
 }
+
+// TestWordKeys: the marks and the conflict applicability read flags only, so they are keyed by a
+// word (TestRecordMemoEqualsFresh then holds that memo to fresh evaluation); flags that differ
+// give different words, and a kind that is none of the seven leaves the word key to the byte key.
+func TestWordKeys(t *testing.T) {
+	ps, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []int{fusedMarks, fusedApplies} {
+		if !ps.fast.record[k].proj.word {
+			t.Fatalf("fused program %d: not keyed by a word", k)
+		}
+	}
+	for _, k := range []int{fusedLive, fusedPreds, fusedConflicts} {
+		if ps.fast.record[k].proj.word {
+			t.Fatalf("fused program %d reads strings but is keyed by a word", k)
+		}
+	}
+	p := &ps.fast.record[fusedMarks].proj
+	a := ps.NewRecordActivation(Scope{Family: "generic", Form: "full_text"})
+	word := func(shared *Value) (uint64, bool) {
+		r := zepRecord("g1", "g1")
+		r.Shared = shared
+		a.Record = r
+		return p.wordKey(a)
+	}
+	yes, _ := word(&Value{Kind: "bool", Present: true, Set: true, Bool: true})
+	no, _ := word(&Value{Kind: "bool", Present: true})
+	text, _ := word(str("true"))
+	abs, _ := word(AbsentValue)
+	if yes == no || yes == text || no == abs || text == abs {
+		t.Errorf("distinct shared members share a word: %x %x %x %x", yes, no, text, abs)
+	}
+	if _, ok := word(&Value{Kind: "date"}); ok {
+		t.Error("a kind that is none of the seven was keyed by a word")
+	}
+}

@@ -414,8 +414,11 @@ type ClusterActivation struct {
 	// function of the Cluster facts (and of family, form and variant, fixed in one export), so
 	// clusters with equal facts are decided once. Reuse one activation per export to use it.
 	memo map[Cluster]ClusterDecision
-	// elem holds each program's results (elemmemo.go).
-	elem map[clusterElemKey]bool
+	// memoCode is memo keyed by the order key's code when the programs have one (clusterkey.go).
+	memoCode map[clusterCode]ClusterDecision
+	// elem and elemCode hold each program's results (elemmemo.go).
+	elem     map[clusterElemKey]bool
+	elemCode map[clusterElemCode]bool
 }
 
 // ResolveName implements interpreter.Activation.
@@ -507,19 +510,31 @@ type ClusterDecision struct {
 // order. It sets a.B5. A precedence with no rule that holds is a rule failure.
 func (ps *ProgramSet) EvalCluster(a *ClusterActivation) (ClusterDecision, error) {
 	a.B5 = false
-	var key Cluster
-	if a.Obs == nil {
-		key = *a.Cluster
-		if ps.fast.clusterKey.ok {
-			key = ps.fast.clusterKey.canon(a.Cluster)
-		}
-		if d, ok := a.memo[key]; ok {
+	if a.Obs != nil {
+		return ps.evalCluster(a)
+	}
+	if ps.fast.clusterKey.ok {
+		key := ps.fast.clusterKey.code(a.Cluster)
+		if d, ok := a.memoCode[key]; ok {
 			a.B5 = d.B5Runs
 			return d, nil
 		}
+		d, err := ps.evalCluster(a)
+		if err == nil {
+			if a.memoCode == nil {
+				a.memoCode = map[clusterCode]ClusterDecision{}
+			}
+			a.memoCode[key] = d
+		}
+		return d, err
+	}
+	key := *a.Cluster
+	if d, ok := a.memo[key]; ok {
+		a.B5 = d.B5Runs
+		return d, nil
 	}
 	d, err := ps.evalCluster(a)
-	if err == nil && a.Obs == nil {
+	if err == nil {
 		if a.memo == nil {
 			a.memo = map[Cluster]ClusterDecision{}
 		}
