@@ -261,7 +261,7 @@ func inSeqOrder(evs []event) bool {
 func (x *lexer) resolveKeys(ms *rules.MutLogSet, l *log) bool {
 	steps := ms.Criteria().Canonicalization
 	k := getKeys()
-	defer releaseKeys(k)
+	l.ids = k // its arena holds the identities: given back with the tables
 	// Keys repeat: a max-size log names a few hundred slots in two thousand keys. A larger log of
 	// slots grows the slices once or twice.
 	l.slots = freeSlotIDs.get(len(x.dkeys) + 8)

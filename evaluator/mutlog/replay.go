@@ -64,6 +64,10 @@ type log struct {
 	envs []string
 	// declared are the criteria's declarations the export makes (FE-R-34, FE-R-38).
 	declared []rules.DeclaredFact
+	// ids is the scratch whose arena holds the slots' and the events' identities; it goes back
+	// to its pool with the tables (releaseTables), not before, since the identities are read
+	// until the report is made.
+	ids *keys
 }
 
 // scope is slot n's canonical scope, one entry per dimension.
@@ -157,7 +161,7 @@ func readLog(ms *rules.MutLogSet, top *jsontree.Value) *log {
 	evs := top.Get("events").Arr()
 	snap := top.Get("snapshot")
 	k := getKeys()
-	defer releaseKeys(k)
+	l.ids = k
 	l.slots = make([]string, 0, len(evs)/2+len(snap.Arr()))
 	l.scopes = make([]dimVal, 0, cap(l.slots)*len(l.dims))
 	l.readEvents(crit, evs, k)

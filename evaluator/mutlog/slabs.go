@@ -44,8 +44,8 @@ func getKeys() *keys {
 	}
 }
 
-// releaseKeys gives the scratch back once the log is read: the log holds the identities the
-// tables were keyed by, never the tables or the buffers.
+// releaseKeys gives the scratch back once nothing reads the identities cut from its arena (the
+// log's tables and events are given back with it, releaseTables); reset clears the arena.
 func releaseKeys(k *keys) {
 	k.reset()
 	select {
@@ -136,5 +136,9 @@ func releaseTables(l *log, rp *replayed) {
 	if rp != nil {
 		freeStates.put(rp.slots)
 		rp.slots = nil
+	}
+	if l.ids != nil { // the identities' arena: the slots, the events and the states named it, all cleared now
+		releaseKeys(l.ids)
+		l.ids = nil
 	}
 }
