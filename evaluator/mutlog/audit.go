@@ -76,17 +76,8 @@ func (st *state) setFactor(rep *Report, name string, computed any, slot *any, fi
 
 // fillForgetEnvelopes computes factor (1) from the forget decisions prepare made.
 func (st *state) fillForgetEnvelopes(rep *Report) {
-	fe := ForgetEnvelopes{Status: st.ms.Criteria().Words.Assessable, WithoutEnvelope: seqs()}
-	for i := range st.l.events {
-		if ev := &st.l.events[i]; ev.op == "forget" {
-			fe.Forgets++
-			if st.withEnvelope[i] {
-				fe.WithEnvelope++
-			} else {
-				fe.WithoutEnvelope = append(fe.WithoutEnvelope, ev.seq)
-			}
-		}
-	}
+	fe := ForgetEnvelopes{Status: st.ms.Criteria().Words.Assessable, Forgets: int(st.facts.Forgets),
+		WithEnvelope: int(st.facts.ForgetsWithEnvelope), WithoutEnvelope: st.withoutEnvelope}
 	if st.gate("forget_envelopes") != nil {
 		rep.Factors.ForgetEnvelopes = st.status("forget_envelopes")
 		return
@@ -132,11 +123,9 @@ func (st *state) decide(rp *replayed) (*decided, error) {
 			return nil, err
 		}
 	}
-	for i := range st.l.events {
-		if ev := &st.l.events[i]; ev.op == "reassign" {
-			if err := st.tallyUnchecked(act, "reassign", ev, &d.rs.Reassignments, &d.rs.Unchecked, &d.rs.UncheckedSeqs); err != nil {
-				return nil, err
-			}
+	for _, ev := range st.reassigns {
+		if err := st.tallyUnchecked(act, "reassign", ev, &d.rs.Reassignments, &d.rs.Unchecked, &d.rs.UncheckedSeqs); err != nil {
+			return nil, err
 		}
 	}
 	return d, nil
@@ -299,15 +288,10 @@ func (st *state) coverage(rp *replayed, live int) Coverage {
 	l := st.l
 	cov := Coverage{ScopeDimensions: l.dims, Canonicalization: append([]string{}, st.ms.Criteria().Canonicalization...),
 		Slots: len(rp.order), ForgetsOfNotLive: rp.forgotNotLv, ReopensIneffective: rp.reopenNoop,
-		Principals: l.principals, LiveSlots: live}
+		Principals: l.principals, LiveSlots: live, UnattributedEvents: st.unattributed}
 	for _, n := range rp.order {
 		if rp.slots[n].aliased {
 			cov.AliasedSlots++
-		}
-	}
-	for i := range l.events {
-		if !l.events[i].hasPrincipal {
-			cov.UnattributedEvents++
 		}
 	}
 	return cov

@@ -34,8 +34,13 @@ type state struct {
 	dna *rules.GateProgram
 	// counts are the counts the fact gates read (nil until computed).
 	counts *rules.LogCounts
-	// withEnvelope holds the forget.with_envelope decision per event, by index in l.events.
-	withEnvelope []bool
+	// withoutEnvelope are the seqs of the forgets whose forget.with_envelope decision is false,
+	// reassigns the reassign events, unattributed the events with no principal: each is taken
+	// in prepare's one pass over the events, so that the audit does not walk the thousand events
+	// (96 KB, twice the first-level cache) once more for each.
+	withoutEnvelope []int64
+	reassigns       []*event
+	unattributed    int
 	// ev and fg are the facts of the event being decided, reused: the programs read them only
 	// while they run.
 	ev rules.LogEvent
@@ -85,7 +90,7 @@ func prepare(ms *rules.MutLogSet, body []byte, opts Options, factsOnly bool) (*s
 	if r != nil {
 		return nil, r, nil
 	}
-	st := &state{ms: ms, opts: opts, l: l, gates: map[string]*rules.GateProgram{}, withEnvelope: make([]bool, len(l.events))}
+	st := &state{ms: ms, opts: opts, l: l, gates: map[string]*rules.GateProgram{}, withoutEnvelope: seqs()}
 	f := &st.facts
 	f.ForgetMode, f.Events, f.Principals, f.Snapshot = st.l.mode, int64(len(st.l.events)), int64(st.l.principals), st.l.hasSnap
 	for _, d := range st.l.declared {
@@ -94,6 +99,9 @@ func prepare(ms *rules.MutLogSet, body []byte, opts Options, factsOnly bool) (*s
 	act := &rules.EventActivation{Obs: opts.Observer}
 	for i := range st.l.events {
 		ev := &st.l.events[i]
+		if !ev.hasPrincipal {
+			st.unattributed++
+		}
 		switch ev.op {
 		case "forget":
 			f.Forgets++
@@ -102,13 +110,15 @@ func prepare(ms *rules.MutLogSet, body []byte, opts Options, factsOnly bool) (*s
 			if err != nil {
 				return nil, nil, err
 			}
-			st.withEnvelope[i] = v[0]
 			st.explainEvent(ev, "forget", v)
 			if v[0] {
 				f.ForgetsWithEnvelope++
+			} else {
+				st.withoutEnvelope = append(st.withoutEnvelope, ev.seq)
 			}
 		case "reassign":
 			f.Reassigns++
+			st.reassigns = append(st.reassigns, ev)
 		}
 	}
 	if err := st.decideGates(&rules.LogActivation{Log: f, Obs: opts.Observer}); err != nil {

@@ -72,6 +72,8 @@ type lexer struct {
 	// factsOnly: the keys are only checked to name dimensions, which costs less than finding
 	// which of them are written alike.
 	factsOnly bool
+	// unordered: an event's seq was not above the one read before it (readEvent).
+	unordered bool
 }
 
 var freeLexers = make(chan *lexer, runtime.GOMAXPROCS(0))
@@ -94,7 +96,7 @@ func releaseLexer(x *lexer) {
 	clear(x.ids)
 	clear(x.seen)
 	clear(x.res)
-	x.space = nil
+	x.space, x.unordered = nil, false
 	x.src, x.esc, x.mems, x.dkeys, x.keys, x.snaps = "", x.esc[:0], x.mems[:0], x.dkeys[:0], x.keys[:0], x.snaps[:0]
 	x.sessions, x.tos, x.grants, x.grantsOf, x.ids, x.envs, x.res = x.sessions[:0], x.tos[:0], x.grants[:0], x.grantsOf[:0], x.ids[:0], nil, x.res[:0]
 	select {
