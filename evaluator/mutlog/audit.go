@@ -17,11 +17,12 @@ func Audit(ms *rules.MutLogSet, body []byte, checkEnd time.Time) (*Report, *Refu
 // replay, the per-event decisions, the factors from them, the replay factor, the coverage and the
 // verdict line.
 func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Options) (*Report, *Refusal, error) {
-	st, ref, err := prepare(ms, body, opts, false)
+	var p replayer
+	st, ref, err := prepare(ms, body, opts, false, &p)
 	if ref != nil || err != nil {
 		return nil, ref, err
 	}
-	rp := replay(ms, st.l)
+	rp := p.r
 	rep := st.newReport()
 	st.fillForgetEnvelopes(rep)
 	d, err := st.decide(rp)
