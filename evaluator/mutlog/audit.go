@@ -105,13 +105,23 @@ type decided struct {
 // that order.
 func (st *state) decide(rp *replayed) (*decided, error) {
 	w := st.ms.Criteria().Words
+	// Each list of seqs holds at most one seq per event it is decided on: they are cut from one
+	// array at their most, so that none grows by copying (the copies were a tenth of what an
+	// audit allocated).
+	n, nro, nrs := len(rp.reinserts), len(rp.reopens), len(st.reassigns)
+	all := make([]int64, 0, 6*n+nro+nrs)
+	cut := func(m int) []int64 {
+		s := all[len(all) : len(all) : len(all)+m]
+		all = all[:len(all)+m]
+		return s
+	}
 	d := &decided{
-		ri:          Reinserts{Status: w.Assessable, Seqs: seqs()},
-		oe:          OutsideEnvelope{Status: w.Assessable, UnattributedSeqs: seqs()},
-		al:          Aliases{Status: w.Assessable, Seqs: seqs()},
-		ro:          Reopens{Status: w.Assessable, UncheckedSeqs: seqs(), RetiredWriteSeqs: seqs()},
-		rs:          Reassignments{Status: w.Assessable, UncheckedSeqs: seqs()},
-		outsideSeqs: seqs(), silentSeqs: seqs(),
+		ri:          Reinserts{Status: w.Assessable, Seqs: cut(n)},
+		oe:          OutsideEnvelope{Status: w.Assessable, UnattributedSeqs: cut(n)},
+		al:          Aliases{Status: w.Assessable, Seqs: cut(n)},
+		ro:          Reopens{Status: w.Assessable, UncheckedSeqs: cut(nro), RetiredWriteSeqs: cut(n)},
+		rs:          Reassignments{Status: w.Assessable, UncheckedSeqs: cut(nrs)},
+		outsideSeqs: cut(n), silentSeqs: cut(n),
 	}
 	act := &rules.EventActivation{Obs: st.opts.Observer}
 	for _, r := range rp.reinserts {

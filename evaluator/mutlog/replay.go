@@ -313,7 +313,8 @@ type replayer struct {
 func (p *replayer) start(ms *rules.MutLogSet, l *log) {
 	p.spec = &ms.Criteria().Replay
 	p.setTable(p.spec.Modes[l.mode])
-	p.r = &replayed{slots: freeStates.get(len(l.slots))[:len(l.slots)], order: make([]int32, 0, len(l.slots))}
+	p.r = &replayed{slots: freeStates.get(len(l.slots))[:len(l.slots)], order: freeOrder.get(len(l.slots)),
+		reinserts: freeReinserts.get(0), reopens: freeReopens.get(0)}
 }
 
 // setTable lays a mode's table out in rows and moves, or in big when it does not fit them.
