@@ -207,6 +207,20 @@ func lowerASCII(b []byte) bool {
 			changed = true
 		}
 	}
+	if i < len(b) && len(b) >= 8 {
+		// The last eight bytes as one word: those it shares with the word before are lowered
+		// already, so only the tail's capitals are marked (a byte loop cost a max-size log's
+		// keys as much as the words did).
+		i = len(b) - 8
+		w := binary.LittleEndian.Uint64(b[i:])
+		low := w & lowBits
+		caps := (low + byteOnes*(0x80-'A')) &^ (low + byteOnes*(0x80-'Z'-1)) &^ w & highBits
+		if caps != 0 {
+			binary.LittleEndian.PutUint64(b[i:], w|caps>>2)
+			changed = true
+		}
+		return changed
+	}
 	for ; i < len(b); i++ {
 		if ch := b[i]; 'A' <= ch && ch <= 'Z' {
 			b[i] = ch + ('a' - 'A')
