@@ -44,6 +44,8 @@ func AuditWith(ms *rules.MutLogSet, body []byte, checkEnd time.Time, opts Option
 	}
 	releaseEvents(st.l)
 	releaseTables(st.l, rp)
+	freeReopens.put(st.reassigns) // as the reopens: pointers into the events, cleared
+	st.reassigns = nil
 	return rep, nil, nil
 }
 

@@ -35,9 +35,9 @@ type state struct {
 	// counts are the counts the fact gates read (nil until computed).
 	counts *rules.LogCounts
 	// withoutEnvelope are the seqs of the forgets whose forget.with_envelope decision is false,
-	// reassigns the reassign events, unattributed the events with no principal: each is taken
-	// in prepare's one pass over the events, so that the audit does not walk the thousand events
-	// (96 KB, twice the first-level cache) once more for each.
+	// reassigns the reassign events (both for the audit only), unattributed the events with no
+	// principal: each is taken in prepare's one pass over the events, so that the audit does not
+	// walk the thousand events (96 KB, twice the first-level cache) once more for each.
 	withoutEnvelope []int64
 	reassigns       []*event
 	unattributed    int
@@ -98,8 +98,9 @@ func prepare(ms *rules.MutLogSet, body []byte, opts Options, factsOnly bool, rp 
 		d.Set(f)
 	}
 	act := &rules.EventActivation{Obs: opts.Observer}
-	if rp != nil {
+	if rp != nil { // the lists only the audit reads
 		rp.start(ms, l)
+		st.reassigns = freeReopens.get(0)
 	}
 	for i := range st.l.events {
 		ev := &st.l.events[i]
@@ -120,12 +121,14 @@ func prepare(ms *rules.MutLogSet, body []byte, opts Options, factsOnly bool, rp 
 			st.explainEvent(ev, "forget", v)
 			if v[0] {
 				f.ForgetsWithEnvelope++
-			} else {
+			} else if rp != nil {
 				st.withoutEnvelope = append(st.withoutEnvelope, ev.seq)
 			}
 		case "reassign":
 			f.Reassigns++
-			st.reassigns = append(st.reassigns, ev)
+			if rp != nil {
+				st.reassigns = append(st.reassigns, ev)
+			}
 		}
 	}
 	if err := st.decideGates(&rules.LogActivation{Log: f, Obs: opts.Observer}); err != nil {

@@ -122,7 +122,8 @@ var (
 	freeStates  = make(tablePool[slotState], runtime.GOMAXPROCS(0))
 	freeSnaps   = make(tablePool[snapEntry], runtime.GOMAXPROCS(0))
 	freeEnvs    = make(tablePool[string], runtime.GOMAXPROCS(0))
-	// The replay's lists: the touched slots in order, the reinserts and the effective reopens.
+	// The replay's lists: the touched slots in order, the reinserts and the effective reopens
+	// (and prepare's list of the reassigns, taken from the same pool).
 	freeOrder     = make(tablePool[int32], runtime.GOMAXPROCS(0))
 	freeReinserts = make(tablePool[reinsert], runtime.GOMAXPROCS(0))
 	freeReopens   = make(tablePool[*event], runtime.GOMAXPROCS(0))
