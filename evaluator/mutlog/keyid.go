@@ -2,6 +2,7 @@ package mutlog
 
 import (
 	"encoding/binary"
+	"slices"
 	"unsafe"
 
 	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsontree"
@@ -13,34 +14,57 @@ import (
 // scratch is pooled (slabs.go) so that its buffers and tables are not rebuilt per audit.
 type keys struct {
 	buf   []byte // the identity being built
-	arena []byte // where this export's identities are kept (str)
-	spans []int  // the canonical values' [start, end) in buf, -1 for an absent dimension
-	mems  []scopeMem
-	slots map[string]int32
-	raws  map[string]string
+	arena []byte // where this export's identities are kept (str): the chunk being filled
+	// chunks are the arena's chunks, kept from one log to the next: chunks[:next] hold this
+	// log's identities, the rest are idle and zero. The identities were 60 of the 100 KB an
+	// audit allocated, and what an audit allocates is what sets how often the collector runs.
+	chunks [][]byte
+	next   int
+	spans  []int // the canonical values' [start, end) in buf, -1 for an absent dimension
+	mems   []scopeMem
+	slots  map[string]int32
+	raws   map[string]string
 }
 
+// reset readies the scratch for the next log once nothing reads the last one's identities (the
+// log's tables and events are given back with it, releaseTables): its chunks are cleared, so
+// that an idle scratch holds no identity of the log, and written again by the next.
 func (k *keys) reset() {
 	clear(k.slots)
 	clear(k.raws)
 	k.buf, k.spans = k.buf[:0], k.spans[:0]
-	k.arena = nil // its strings belong to the log just read
+	for _, c := range k.chunks[:k.next] {
+		clear(c[:cap(c)])
+	}
+	k.arena, k.next = nil, 0
 }
 
-// str keeps a copy of b in the arena: the identities of a log are allocated a chunk at a time
-// rather than one by one. A chunk's bytes are written once and never again (reset drops the
-// chunk instead of reusing it), so the strings cut from it are as immutable as any other.
+// str keeps a copy of b in the arena: the identities of a log are written into a chunk at a
+// time rather than allocated one by one. A chunk's bytes are written once in a log; they are
+// written again only for a later log, after reset, when no string of the earlier one is read.
 func (k *keys) str(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
 	if cap(k.arena)-len(k.arena) < len(b) {
-		// Chunks double from small, so that a small log costs little.
-		k.arena = make([]byte, 0, max(len(b), min(2*cap(k.arena), 16<<10), 512))
+		k.arena = k.chunk(len(b))
 	}
 	start := len(k.arena)
 	k.arena = append(k.arena, b...)
 	return unsafe.String(&k.arena[start], len(b))
+}
+
+// chunk is the next chunk of at least n bytes, empty: an idle one when it is large enough, else
+// a new one. Chunks double from small, so that a small log costs little.
+func (k *keys) chunk(n int) []byte {
+	if k.next < len(k.chunks) && cap(k.chunks[k.next]) >= n {
+		k.next++
+		return k.chunks[k.next-1][:0]
+	}
+	c := make([]byte, 0, max(n, min(2*cap(k.arena), 16<<10), 512))
+	k.chunks = slices.Insert(k.chunks, k.next, c)
+	k.next++
+	return c
 }
 
 // scopeMem is one member of a scope object as read: its name and its value, which is absent when
@@ -182,6 +206,20 @@ func lowerASCII(b []byte) bool {
 			binary.LittleEndian.PutUint64(b[i:], w|caps>>2)
 			changed = true
 		}
+	}
+	if i < len(b) && len(b) >= 8 {
+		// The last eight bytes as one word: those it shares with the word before are lowered
+		// already, so only the tail's capitals are marked (a byte loop cost a max-size log's
+		// keys as much as the words did).
+		i = len(b) - 8
+		w := binary.LittleEndian.Uint64(b[i:])
+		low := w & lowBits
+		caps := (low + byteOnes*(0x80-'A')) &^ (low + byteOnes*(0x80-'Z'-1)) &^ w & highBits
+		if caps != 0 {
+			binary.LittleEndian.PutUint64(b[i:], w|caps>>2)
+			changed = true
+		}
+		return changed
 	}
 	for ; i < len(b); i++ {
 		if ch := b[i]; 'A' <= ch && ch <= 'Z' {

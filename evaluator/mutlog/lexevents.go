@@ -64,7 +64,7 @@ func (x *lexer) readEvent(l *log) bool {
 		if !more {
 			break
 		}
-		if !x.eventMember(name, ev, &s) || r.Failed() {
+		if !x.eventMember(l, name, ev, &s) || r.Failed() {
 			return false
 		}
 	}
@@ -107,12 +107,15 @@ func (x *lexer) readEvent(l *log) bool {
 		x.envs = x.envs[:envLo]
 	}
 	ev.checked = ev.checked && spec.AuthorityCheck
+	if n > 0 && ev.seq <= l.events[n-1].seq {
+		x.unordered = true
+	}
 	return true
 }
 
 // eventMember reads one member of an event; false means the event would be refused whatever its
 // operation.
-func (x *lexer) eventMember(name string, ev *event, s *eventRead) bool {
+func (x *lexer) eventMember(l *log, name string, ev *event, s *eventRead) bool {
 	r := &x.r
 	switch name {
 	case "seq":
@@ -134,7 +137,12 @@ func (x *lexer) eventMember(name string, ev *event, s *eventRead) bool {
 			r.Null()
 		case jsonlex.String:
 			ev.principal, ev.hasPrincipal = r.Str(), true
-			return ev.principal != ""
+			if ev.principal == "" {
+				return false
+			}
+			if l.ids != nil {
+				ev.principal = x.principal(l.ids, ev.principal)
+			}
 		default:
 			return false
 		}
@@ -234,9 +242,14 @@ func (x *lexer) resolve(ms *rules.MutLogSet, l *log, factsOnly bool) bool {
 	} else if !x.resolveKeys(ms, l) {
 		return false
 	}
-	// Seqs must be unique (event_seq_duplicate): sorted, a repeat is a neighbour. A log is
-	// mostly written in seq order already; it is sorted only when it is not, since sorting moves
-	// events by value (and each move of their strings is a write barrier while the collector runs).
+	// Seqs must be unique (event_seq_duplicate). A log is mostly written in strictly increasing
+	// seq order, which readEvent saw as it read each event beside the one before: such a log is
+	// sorted and has no repeat, with no further pass over its events. Else, sorted, a repeat is a
+	// neighbour; it is sorted only when it is not in order, since sorting moves events by value
+	// (and each move of their strings is a write barrier while the collector runs).
+	if !x.unordered {
+		return true
+	}
 	if !inSeqOrder(l.events) {
 		slices.SortFunc(l.events, func(a, b event) int { return cmp.Compare(a.seq, b.seq) })
 	}
@@ -260,8 +273,11 @@ func inSeqOrder(evs []event) bool {
 
 func (x *lexer) resolveKeys(ms *rules.MutLogSet, l *log) bool {
 	steps := ms.Criteria().Canonicalization
-	k := getKeys()
-	defer releaseKeys(k)
+	k := l.ids // its arena holds the identities: given back with the tables
+	if k == nil {
+		k = getKeys()
+		l.ids = k
+	}
 	// Keys repeat: a max-size log names a few hundred slots in two thousand keys. A larger log of
 	// slots grows the slices once or twice.
 	l.slots = freeSlotIDs.get(len(x.dkeys) + 8)
@@ -367,9 +383,17 @@ func (x *lexer) resolvePrincipals(l *log, steps []string, factsOnly bool) bool {
 		lo = x.grantsOf[i]
 		l.table[id] = pr
 	}
-	for i := range l.events {
-		if ev := &l.events[i]; ev.hasPrincipal && l.table[ev.principal] == nil {
-			return false
+	if l.ids != nil { // the events named the principals of x.princ, and only those
+		for p := range x.princ {
+			if l.table[p] == nil {
+				return false
+			}
+		}
+	} else {
+		for i := range l.events {
+			if ev := &l.events[i]; ev.hasPrincipal && l.table[ev.principal] == nil {
+				return false
+			}
 		}
 	}
 	for _, to := range x.tos {

@@ -72,6 +72,11 @@ type lexer struct {
 	// factsOnly: the keys are only checked to name dimensions, which costs less than finding
 	// which of them are written alike.
 	factsOnly bool
+	// unordered: an event's seq was not above the one read before it (readEvent).
+	unordered bool
+	// princ holds each distinct principal the events name, to its copy in the log's arena
+	// (principal): kept only for a log of its own (l.ids set), not for a whole log's chunk.
+	princ map[string]string
 }
 
 var freeLexers = make(chan *lexer, runtime.GOMAXPROCS(0))
@@ -94,7 +99,8 @@ func releaseLexer(x *lexer) {
 	clear(x.ids)
 	clear(x.seen)
 	clear(x.res)
-	x.space = nil
+	x.space, x.unordered = nil, false
+	clear(x.princ)
 	x.src, x.esc, x.mems, x.dkeys, x.keys, x.snaps = "", x.esc[:0], x.mems[:0], x.dkeys[:0], x.keys[:0], x.snaps[:0]
 	x.sessions, x.tos, x.grants, x.grantsOf, x.ids, x.envs, x.res = x.sessions[:0], x.tos[:0], x.grants[:0], x.grantsOf[:0], x.ids[:0], nil, x.res[:0]
 	select {
@@ -124,18 +130,34 @@ func lexReadIn(ms *rules.MutLogSet, body []byte, factsOnly bool, sp *slotSpace) 
 	x.r.Reset(body, crit.Caps.JSONDepth)
 	x.src, x.factsOnly = unsafe.String(unsafe.SliceData(body), len(body)), factsOnly
 	if x.seen == nil {
-		x.seen = map[string]int32{}
+		x.seen, x.princ = map[string]int32{}, map[string]string{}
 	}
 	l := &log{}
-	top := x.readTop(ms, l)
-	if !top || !x.r.Done() {
-		return nil
+	if sp == nil {
+		l.ids = getKeys() // its arena keeps the principals' copies, and then the keys' identities
 	}
-	if !x.resolve(ms, l, factsOnly) {
+	if !x.readTop(ms, l) || !x.r.Done() || !x.resolve(ms, l, factsOnly) {
+		if l.ids != nil { // the log is dropped: nothing reads its copies
+			releaseKeys(l.ids)
+		}
 		return nil
 	}
 	l.envs = x.envs
 	return l
+}
+
+// principal is the copy of an event's principal s in the log's arena: each distinct principal is
+// copied once, the first time an event names it, and looked up again while its bytes are still
+// in the cache. The events then name a few dozen strings that stay in the cache, where each
+// pointed into the text where it was read: checking each against the principals table, and
+// looking its grants up for each decision, read the text a second time, a cache miss an event.
+func (x *lexer) principal(k *keys, s string) string {
+	if p, ok := x.princ[s]; ok {
+		return p
+	}
+	p := k.str(unsafe.Slice(unsafe.StringData(s), len(s)))
+	x.princ[p] = p
+	return p
 }
 
 // topSeen are the top-level members a valid log must have.

@@ -64,6 +64,10 @@ type log struct {
 	envs []string
 	// declared are the criteria's declarations the export makes (FE-R-34, FE-R-38).
 	declared []rules.DeclaredFact
+	// ids is the scratch whose arena holds the slots' and the events' identities; it goes back
+	// to its pool with the tables (releaseTables), not before, since the identities are read
+	// until the report is made.
+	ids *keys
 }
 
 // scope is slot n's canonical scope, one entry per dimension.
@@ -157,7 +161,7 @@ func readLog(ms *rules.MutLogSet, top *jsontree.Value) *log {
 	evs := top.Get("events").Arr()
 	snap := top.Get("snapshot")
 	k := getKeys()
-	defer releaseKeys(k)
+	l.ids = k
 	l.slots = make([]string, 0, len(evs)/2+len(snap.Arr()))
 	l.scopes = make([]dimVal, 0, cap(l.slots)*len(l.dims))
 	l.readEvents(crit, evs, k)
@@ -290,30 +294,64 @@ type reinsert struct {
 	forget *event
 }
 
-// replay moves every slot through the criteria's transition table (FE-R-14..FE-R-19).
-func replay(ms *rules.MutLogSet, l *log) *replayed {
-	rp := ms.Criteria().Replay
-	// A mode names a handful of operations and statuses: its table fits on the stack.
-	var rows [8]opRow
-	var moves [48]string
-	table := transitionsOf(rp.Modes[l.mode], rows[:0], moves[:0])
-	r := &replayed{slots: freeStates.get(len(l.slots))[:len(l.slots)], order: make([]int32, 0, len(l.slots))}
-	for i := range l.events {
-		ev := &l.events[i]
-		if !ev.keyed { // a reassign names a session, not a slot (rules.MutLogOps)
-			continue
-		}
-		s, act := r.step(&rp, &table, ev, false)
-		switch act {
-		case reinsertWrite:
-			r.reinserts = append(r.reinserts, reinsert{ev: ev, forget: s.forget})
-		case governingForget:
-			s.forget = ev
-		case movedReopen:
-			r.reopens = append(r.reopens, ev)
-		}
+// replayer moves every slot through the criteria's transition table (FE-R-14..FE-R-19), an event
+// at a time in seq order: the audit replays the events in prepare's pass over them
+// (evaluate.go), which walks them for the log facts anyway.
+type replayer struct {
+	spec *rules.ReplaySpec
+	// The mode's table, rows[:nrows] and moves[:nmoves] (a mode names a handful of operations and
+	// statuses): held by value and cut at each event, so that the replayer holds no pointer into
+	// itself and stays on its caller's stack.
+	rows          [8]opRow
+	moves         [48]string
+	nrows, nmoves int
+	// big is the table when it outgrows rows and moves (a larger table than a real one).
+	big *transitions
+	r   *replayed
+}
+
+func (p *replayer) start(ms *rules.MutLogSet, l *log) {
+	p.spec = &ms.Criteria().Replay
+	p.setTable(p.spec.Modes[l.mode])
+	p.r = &replayed{slots: freeStates.get(len(l.slots))[:len(l.slots)], order: freeOrder.get(len(l.slots)),
+		reinserts: freeReinserts.get(0), reopens: freeReopens.get(0)}
+}
+
+// setTable lays a mode's table out in rows and moves, or in big when it does not fit them.
+func (p *replayer) setTable(mode map[string]map[string]string) {
+	t := transitionsOf(mode, p.rows[:0], p.moves[:0])
+	p.big = nil
+	if len(t.rows) > len(p.rows) || len(t.pairs) > len(p.moves) {
+		big := transitionsOf(mode, nil, nil)
+		p.big = &big
 	}
-	return r
+	p.nrows, p.nmoves = min(len(t.rows), len(p.rows)), min(len(t.pairs), len(p.moves))
+}
+
+// table is the mode's table, cut from the replayer where it fits.
+func (p *replayer) table() transitions {
+	if p.big != nil {
+		return *p.big
+	}
+	return transitions{rows: p.rows[:p.nrows], pairs: p.moves[:p.nmoves]}
+}
+
+// event replays one event, the next in seq order.
+func (p *replayer) event(ev *event) {
+	if !ev.keyed { // a reassign names a session, not a slot (rules.MutLogOps)
+		return
+	}
+	r := p.r
+	table := p.table()
+	s, act := r.step(p.spec, &table, ev, false)
+	switch act {
+	case reinsertWrite:
+		r.reinserts = append(r.reinserts, reinsert{ev: ev, forget: s.forget})
+	case governingForget:
+		s.forget = ev
+	case movedReopen:
+		r.reopens = append(r.reopens, ev)
+	}
 }
 
 // stepAction is what an event's step leaves to its caller: the audit collects reinserts and

@@ -120,11 +120,26 @@ func TestTransitionsAsTheCriteria(t *testing.T) {
 	if len(rp.Modes) == 0 {
 		t.Fatal("no modes")
 	}
+	// A table larger than a real one, which the replayer keeps out of its own arrays.
+	big := map[string]map[string]string{}
+	for _, op := range []string{"write", "forget", "reopen"} {
+		big[op] = map[string]string{}
+		for i := 0; i < 20; i++ {
+			big[op]["s"+strconv.Itoa(i)] = op + strconv.Itoa(i%7)
+		}
+	}
+	modes := map[string]map[string]map[string]string{"big": big}
 	for name, mode := range rp.Modes {
-		var rows [8]opRow
-		var pairs [48]string
-		table := transitionsOf(mode, rows[:0], pairs[:0])
-		statuses := []string{rp.Initial, rp.Live, "", "no-such-status"}
+		modes[name] = mode
+	}
+	for name, mode := range modes {
+		var p replayer
+		p.setTable(mode)
+		if (p.big != nil) != (name == "big") {
+			t.Fatalf("%s: the replayer's table outgrew its arrays: %v", name, p.big != nil)
+		}
+		table := p.table()
+		statuses := []string{rp.Initial, rp.Live, "", "no-such-status", "s3"}
 		ops := []string{"", "no-such-op"}
 		for op, moves := range mode {
 			ops = append(ops, op)

@@ -44,8 +44,8 @@ func getKeys() *keys {
 	}
 }
 
-// releaseKeys gives the scratch back once the log is read: the log holds the identities the
-// tables were keyed by, never the tables or the buffers.
+// releaseKeys gives the scratch back once nothing reads the identities cut from its arena (the
+// log's tables and events are given back with it, releaseTables); reset clears the arena.
 func releaseKeys(k *keys) {
 	k.reset()
 	select {
@@ -122,6 +122,11 @@ var (
 	freeStates  = make(tablePool[slotState], runtime.GOMAXPROCS(0))
 	freeSnaps   = make(tablePool[snapEntry], runtime.GOMAXPROCS(0))
 	freeEnvs    = make(tablePool[string], runtime.GOMAXPROCS(0))
+	// The replay's lists: the touched slots in order, the reinserts and the effective reopens
+	// (and prepare's list of the reassigns, taken from the same pool).
+	freeOrder     = make(tablePool[int32], runtime.GOMAXPROCS(0))
+	freeReinserts = make(tablePool[reinsert], runtime.GOMAXPROCS(0))
+	freeReopens   = make(tablePool[*event], runtime.GOMAXPROCS(0))
 )
 
 // releaseTables gives a log's tables and its replay's states back once its audit or pre-check is
@@ -135,6 +140,13 @@ func releaseTables(l *log, rp *replayed) {
 	l.slots, l.scopes, l.snapshot, l.envs = nil, nil, nil, nil
 	if rp != nil {
 		freeStates.put(rp.slots)
-		rp.slots = nil
+		freeOrder.put(rp.order)
+		freeReinserts.put(rp.reinserts) // they point into the events: cleared as they go back
+		freeReopens.put(rp.reopens)
+		rp.slots, rp.order, rp.reinserts, rp.reopens = nil, nil, nil, nil
+	}
+	if l.ids != nil { // the identities' arena: the slots, the events and the states named it, all cleared now
+		releaseKeys(l.ids)
+		l.ids = nil
 	}
 }
