@@ -198,20 +198,21 @@ type state struct {
 }
 
 // prepare decodes, validates and runs the record stage. whole is true when the caller answers
-// within this call (Audit, Precheck): a body that is not handed over is then copied into the
-// export's pooled buffer instead of a fresh one, and the strings the answer keeps are moved out of
-// it (rehome) before it goes back to the pool.
+// within this call (Audit, Precheck): a body that is not handed over is then read where it lies,
+// not copied, and the strings the answer keeps are moved out of it (rehome) before the call
+// returns, so that the caller may reuse it as soon as the call returns, as it may a copied one.
+// Copying it cost a pass over 256 KiB written and read again, and its clearing when given back.
 func prepare(ps *rules.ProgramSet, body []byte, opts Options, whole bool) (*state, *Refusal, error) {
 	if r := CheckBodySize(ps, len(body)); r != nil {
 		return nil, r, nil
 	}
 	b := getBuffers()
 	dopts := jsontree.Options{MaxDepth: ps.Criteria().Caps.JSONDepth, Owned: opts.OwnedBody}
-	pooled := whole && !opts.OwnedBody && opts.Observer == nil && opts.explain == nil
+	inPlace := whole && !opts.OwnedBody && opts.Observer == nil && opts.explain == nil
 	switch {
-	case pooled:
-		b.body = append(b.body[:0], body...)
-		body, dopts.Owned = b.body, true
+	case inPlace:
+		// Nothing changes the body during the call; nothing the answer keeps points into it.
+		dopts.Owned = true
 	case !opts.OwnedBody:
 		// The export's strings alias the body: one copy of it (what the tree decoder would make
 		// itself), for both paths.
@@ -237,7 +238,7 @@ func prepare(ps *rules.ProgramSet, body []byte, opts Options, whole bool) (*stat
 		}
 		x = newExport(ps, &top, b)
 	}
-	if pooled {
+	if inPlace {
 		x.rehome()
 	}
 	st := &state{opts: opts, ps: ps, x: x, act: ps.NewRecordActivation(x.scope), caller: *top.Get("caller"), lexCaller: caller}

@@ -7,9 +7,9 @@ import (
 )
 
 // rehome moves the strings of the export that an answer keeps (record ids, family, form,
-// variant, declared scope keys) out of the pooled body copy they alias, so that the copy can go
-// back to the pool when the call returns: the ids into one new string, the rest cloned. Scope
-// strings are the export's own already (intern).
+// variant, declared scope keys) out of the caller's body they alias, which Audit and Precheck read
+// where it lies and the caller may reuse once the call returns: the ids into one new string, the
+// rest cloned. Scope strings are the export's own already (intern).
 func (x *export) rehome() {
 	n := 0
 	for i := range x.records {
