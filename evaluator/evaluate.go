@@ -193,8 +193,10 @@ type state struct {
 	members   []Member // the report's cluster members, one array cut per cluster
 
 	eligible, scopedEligible, templates, sourcePassages int
-	referrals                                           []string
-	b5NotRun, lineage                                   int
+	// scopes, liveScopes and checked are the gates' counts (records, resolveGates).
+	scopes, liveScopes, checked int
+	referrals                   []string
+	b5NotRun, lineage           int
 }
 
 // prepare decodes, validates and runs the record stage. whole is true when the caller answers
@@ -222,7 +224,7 @@ func prepare(ps *rules.ProgramSet, body []byte, opts Options, whole bool) (*stat
 	var caller callerMember
 	var top jsontree.Value
 	if !opts.treeOnly {
-		x, caller = lexExport(ps, body, b)
+		x, caller = lexExport(ps, body, b, inPlace)
 	}
 	if x == nil {
 		// The tree path: any body the read-once path did not read, every refusal among them.
