@@ -33,6 +33,9 @@ type export struct {
 	byContent []bool
 	// idsOwned: the record ids are the export's own already, not the body's (lexExport's ownIDs).
 	idsOwned bool
+	// early is the activation the read-once path ran the record stage with, when its results
+	// stand (read_lex_stage.go); nil otherwise.
+	early *rules.RecordActivation
 }
 
 // record is one submitted record.
@@ -60,6 +63,9 @@ type record struct {
 	m1, m3, anchor, malformed, nonSharing bool
 	covered, contradiction                bool
 	hasPointer                            bool
+	// early: the read ran the record stage on this record (read_lex_stage.go); splitState is
+	// what it decided of the split_state predicate.
+	early, splitState bool
 }
 
 type manifest struct {
@@ -178,9 +184,7 @@ func (x *export) manifestFacts() {
 			x.byContent[cid] = true
 		}
 	}
-	for i := range x.records {
-		x.records[i].facts.InGlobalClaimIDs = false
-	}
+	// A record's facts start absent (absentRecord): only the ids listed need a write.
 	for id := range m.globalClaimIDs {
 		if j, ok := x.byID.get(id); ok {
 			x.records[j].facts.InGlobalClaimIDs = true
@@ -289,6 +293,9 @@ type tupleFacts struct {
 	known    bool
 	scope    string
 	sid, kid int32
+	// The manifest's global_scopes and private_scopes bits of the tuple's scope, once looked up
+	// (mknown) by the record stage in the read (evalEarly).
+	mknown, inGlobal, inPrivate bool
 }
 
 // tupleInfo is the facts slot of the interned tuple tid, grown on demand.

@@ -102,6 +102,9 @@ func (l *lexReader) record(i int) bool {
 	} else {
 		x.scopeFromKeys(rec, l.slots, l.global)
 	}
+	if l.early != nil {
+		l.evalEarly(i, rec)
+	}
 	return true
 }
 

@@ -1,0 +1,104 @@
+package evaluator
+
+import (
+	"github.com/scopehygiene/scope-hygiene/rules"
+)
+
+// The record stage in the read. A record's facts, just read, are in the first-level cache; the
+// record stage's memo key reads them again, and when it ran in a walk of its own after the read
+// (state.records) the facts of a max-size export (over half a megabyte) had long left the cache:
+// that walk was the pre-check's largest source of cache misses. So the read-once path runs the
+// record stage on each record as soon as it is read, on the facts known then, and state.records
+// keeps those results for every record whose facts did not change afterwards:
+//
+//   - the manifest's facts are final when the manifest came before the records (or there is
+//     none); a manifest after them voids every early result;
+//   - the scope (family, form, variant) the activation was made for must be the export's; a
+//     variant after the records that changes it voids every early result;
+//   - a record another record's supersedes names later (SupersedesTarget, assumed false) is
+//     evaluated again.
+//
+// A rule that fails at run time leaves the record to state.records, which fails the same way.
+// TestLexMatchesTree and FuzzLexMatchesTree hold the answers to the tree path's, which never
+// evaluates early.
+
+// earlyStage is the record stage run during the read.
+type earlyStage struct {
+	act           *rules.RecordActivation
+	scope         rules.Scope // the scope act was made for
+	manifestFirst bool        // the manifest was read before the records
+	// byContent caches the manifest's global_content_keys bit per content key number: 1 not in
+	// it, 2 in it, 0 not looked up yet.
+	byContent []uint8
+}
+
+// startEarly makes the activation the records are evaluated with, once the scope is settled.
+func (l *lexReader) startEarly() {
+	if !l.earlyOK || l.early != nil {
+		return
+	}
+	l.early = &earlyStage{act: l.ps.NewRecordActivation(l.x.scope), scope: l.x.scope, manifestFirst: l.manifestSeen}
+	b := l.x.b
+	b.slots, b.applies = sized(b.slots, 0), sized(b.applies, 0)
+}
+
+// evalEarly runs the record stage on record i as read (see above).
+func (l *lexReader) evalEarly(i int, rec *record) {
+	e, x := l.early, l.x
+	b := x.b
+	for len(b.slots) <= i {
+		b.slots, b.applies = append(b.slots, rules.SlotValues{}), append(b.applies, 0)
+	}
+	m := &x.manifest
+	if rec.facts.Scoped {
+		t := x.tupleInfo(rec.tid)
+		if !t.mknown {
+			s := rec.facts.ScopeString
+			t.inGlobal, t.inPrivate, t.mknown = m.globalScopes[s], m.privateScopes[s], true
+		}
+		rec.facts.InGlobalScopes, rec.facts.InPrivateScopes = t.inGlobal, t.inPrivate
+	}
+	if len(m.globalContentKeys) > 0 {
+		for int(rec.cid) >= len(e.byContent) {
+			e.byContent = append(e.byContent, 0)
+		}
+		if e.byContent[rec.cid] == 0 {
+			e.byContent[rec.cid] = 1
+			if m.globalContentKeys[rec.content] {
+				e.byContent[rec.cid] = 2
+			}
+		}
+		rec.facts.InGlobalContentKeys = e.byContent[rec.cid] == 2
+	}
+	if len(m.globalClaimIDs) > 0 {
+		rec.facts.InGlobalClaimIDs = m.globalClaimIDs[rec.id]
+	}
+	act := e.act
+	act.Record = &rec.facts
+	applies, err := l.ps.EvalRecordStage(act)
+	if err != nil {
+		return // state.records evaluates it again and fails the same way
+	}
+	rec.early = true
+	rec.setStage(act)
+	b.slots[i], b.applies[i] = act.Values(), applies
+}
+
+// earlyDone reports whether the early results stand for the export as read, and leaves the
+// activation to the state when they do.
+func (l *lexReader) earlyDone() {
+	e, x := l.early, l.x
+	if e == nil || (l.manifestSeen && !e.manifestFirst) || e.scope != x.scope {
+		return
+	}
+	x.early = e.act
+}
+
+// setStage keeps what the record stage decided of r, from the activation that evaluated it.
+func (r *record) setStage(act *rules.RecordActivation) {
+	r.live = act.Live
+	r.template, r.eligible, r.contested = act.Get(rules.Template), act.Get(rules.Eligible), act.Get(rules.Contested)
+	r.m1, r.m3, r.anchor = act.Get(rules.M1), act.Get(rules.M3), act.Get(rules.CycleAnchor)
+	r.malformed, r.nonSharing = act.Get(rules.MalformedMarker), act.Get(rules.NonSharing)
+	r.splitState = act.Get(rules.SplitState)
+}
