@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsonstr"
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
@@ -30,6 +31,16 @@ type earlyStage struct {
 	// byContent caches the manifest's global_content_keys bit per content key number: 1 not in
 	// it, 2 in it, 0 not looked up yet.
 	byContent []uint8
+	// contentBloom and claimBloom have a bit set for each fingerprint of a string in the
+	// manifest's global_content_keys and global_claim_ids (the lists are short, the records
+	// many): a record whose content key or id has its bit clear is in neither, with no map
+	// lookup.
+	contentBloom, claimBloom uint64
+}
+
+// bloomBit is s's bit in a bloom word.
+func bloomBit(s string) uint64 {
+	return 1 << (jsonstr.Fingerprint(s) * 0x9e3779b97f4a7c15 >> 58)
 }
 
 // startEarly makes the activation the records are evaluated with, once the scope is settled.
@@ -38,6 +49,12 @@ func (l *lexReader) startEarly() {
 		return
 	}
 	l.early = &earlyStage{act: l.ps.NewRecordActivation(l.x.scope), scope: l.x.scope, manifestFirst: l.manifestSeen}
+	for k := range l.x.manifest.globalContentKeys {
+		l.early.contentBloom |= bloomBit(k)
+	}
+	for id := range l.x.manifest.globalClaimIDs {
+		l.early.claimBloom |= bloomBit(id)
+	}
 	b := l.x.b
 	b.slots, b.applies = sized(b.slots, 0), sized(b.applies, 0)
 }
@@ -58,7 +75,7 @@ func (l *lexReader) evalEarly(i int, rec *record) {
 		}
 		rec.facts.InGlobalScopes, rec.facts.InPrivateScopes = t.inGlobal, t.inPrivate
 	}
-	if len(m.globalContentKeys) > 0 {
+	if e.contentBloom != 0 && e.contentBloom&bloomBit(rec.content) != 0 {
 		for int(rec.cid) >= len(e.byContent) {
 			e.byContent = append(e.byContent, 0)
 		}
@@ -70,7 +87,7 @@ func (l *lexReader) evalEarly(i int, rec *record) {
 		}
 		rec.facts.InGlobalContentKeys = e.byContent[rec.cid] == 2
 	}
-	if len(m.globalClaimIDs) > 0 {
+	if e.claimBloom&bloomBit(rec.id) != 0 {
 		rec.facts.InGlobalClaimIDs = m.globalClaimIDs[rec.id]
 	}
 	act := e.act
