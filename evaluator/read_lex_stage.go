@@ -31,11 +31,11 @@ type earlyStage struct {
 	// byContent caches the manifest's global_content_keys bit per content key number: 1 not in
 	// it, 2 in it, 0 not looked up yet.
 	byContent []uint8
-	// contentBloom and claimBloom have a bit set for each fingerprint of a string in the
-	// manifest's global_content_keys and global_claim_ids (the lists are short, the records
-	// many): a record whose content key or id has its bit clear is in neither, with no map
-	// lookup.
-	contentBloom, claimBloom uint64
+	// contentBloom, claimBloom and scopeBloom have a bit set for each fingerprint of a string in
+	// the manifest's global_content_keys, global_claim_ids, and global_scopes or private_scopes
+	// (the lists are short, the records and scopes many): a string whose bit is clear is not in
+	// the list, with no map lookup.
+	contentBloom, claimBloom, scopeBloom uint64
 }
 
 // bloomBit is s's bit in a bloom word.
@@ -55,14 +55,28 @@ func (l *lexReader) startEarly() {
 	for id := range l.x.manifest.globalClaimIDs {
 		l.early.claimBloom |= bloomBit(id)
 	}
+	for s := range l.x.manifest.globalScopes {
+		l.early.scopeBloom |= bloomBit(s)
+	}
+	for s := range l.x.manifest.privateScopes {
+		l.early.scopeBloom |= bloomBit(s)
+	}
 	b := l.x.b
-	b.slots, b.applies = sized(b.slots, 0), sized(b.applies, 0)
+	n := min(l.c.Caps.RecordsPerAudit, 1<<12) // room for every record up to the cap, as a rule
+	// Not cleared: evalEarly writes each record's entries (they are predicate values, no text).
+	if cap(b.slots) < n || cap(b.applies) < n {
+		b.slots, b.applies = make([]rules.SlotValues, 0, n), make([]uint32, 0, n)
+	}
+	b.slots, b.applies = b.slots[:0], b.applies[:0]
 }
 
 // evalEarly runs the record stage on record i as read (see above).
 func (l *lexReader) evalEarly(i int, rec *record) {
 	e, x := l.early, l.x
 	b := x.b
+	if i < cap(b.slots) && i < cap(b.applies) {
+		b.slots, b.applies = b.slots[:i+1], b.applies[:i+1]
+	}
 	for len(b.slots) <= i {
 		b.slots, b.applies = append(b.slots, rules.SlotValues{}), append(b.applies, 0)
 	}
@@ -70,8 +84,10 @@ func (l *lexReader) evalEarly(i int, rec *record) {
 	if rec.facts.Scoped {
 		t := x.tupleInfo(rec.tid)
 		if !t.mknown {
-			s := rec.facts.ScopeString
-			t.inGlobal, t.inPrivate, t.mknown = m.globalScopes[s], m.privateScopes[s], true
+			if s := rec.facts.ScopeString; e.scopeBloom != 0 && e.scopeBloom&bloomBit(s) != 0 {
+				t.inGlobal, t.inPrivate = m.globalScopes[s], m.privateScopes[s]
+			}
+			t.mknown = true
 		}
 		rec.facts.InGlobalScopes, rec.facts.InPrivateScopes = t.inGlobal, t.inPrivate
 	}
@@ -87,13 +103,14 @@ func (l *lexReader) evalEarly(i int, rec *record) {
 		}
 		rec.facts.InGlobalContentKeys = e.byContent[rec.cid] == 2
 	}
-	if e.claimBloom&bloomBit(rec.id) != 0 {
+	if e.claimBloom != 0 && e.claimBloom&bloomBit(rec.id) != 0 {
 		rec.facts.InGlobalClaimIDs = m.globalClaimIDs[rec.id]
 	}
 	act := e.act
 	act.Record = &rec.facts
 	applies, err := l.ps.EvalRecordStage(act)
 	if err != nil {
+		b.slots[i], b.applies[i] = rules.SlotValues{}, 0
 		return // state.records evaluates it again and fails the same way
 	}
 	rec.early = true
