@@ -33,8 +33,9 @@ type Options struct {
 	// the body's bytes afterwards, not even after the call has returned, because the decoded
 	// export, Prepared.Caller and the strings of the report or pre-check result may point into
 	// them for as long as they live. A buffer the caller reuses (for the next request, a fuzz
-	// input) must not be passed this way; without OwnedBody the body is copied and the caller
-	// may reuse it as soon as the call returns.
+	// input) must not be passed this way; without OwnedBody the caller may reuse the body as
+	// soon as the call returns (PrepareWith copies it; Audit and Precheck read it where it lies
+	// during the call and keep nothing of it after, see prepare).
 	OwnedBody bool
 	// explain, when set, collects the explanation of `rules explain`.
 	explain *Explanation
