@@ -1,7 +1,6 @@
 package evaluator
 
 import (
-	"github.com/scopehygiene/scope-hygiene/evaluator/internal/jsonstr"
 	"github.com/scopehygiene/scope-hygiene/rules"
 )
 
@@ -38,10 +37,9 @@ type earlyStage struct {
 	contentBloom, claimBloom, scopeBloom uint64
 }
 
-// bloomBit is s's bit in a bloom word.
-func bloomBit(s string) uint64 {
-	return 1 << (jsonstr.Fingerprint(s) * 0x9e3779b97f4a7c15 >> 58)
-}
+// bloomBit is the bit in a bloom word of the string whose strTable tag is tag (the tables'
+// hash, which the read computed already for every record's id and content key).
+func bloomBit(tag uint32) uint64 { return 1 << (tag >> 26) }
 
 // startEarly makes the activation the records are evaluated with, once the scope is settled.
 func (l *lexReader) startEarly() {
@@ -50,16 +48,16 @@ func (l *lexReader) startEarly() {
 	}
 	l.early = &earlyStage{act: l.ps.NewRecordActivation(l.x.scope), scope: l.x.scope, manifestFirst: l.manifestSeen}
 	for k := range l.x.manifest.globalContentKeys {
-		l.early.contentBloom |= bloomBit(k)
+		l.early.contentBloom |= bloomBit(strTag(k))
 	}
 	for id := range l.x.manifest.globalClaimIDs {
-		l.early.claimBloom |= bloomBit(id)
+		l.early.claimBloom |= bloomBit(strTag(id))
 	}
 	for s := range l.x.manifest.globalScopes {
-		l.early.scopeBloom |= bloomBit(s)
+		l.early.scopeBloom |= bloomBit(strTag(s))
 	}
 	for s := range l.x.manifest.privateScopes {
-		l.early.scopeBloom |= bloomBit(s)
+		l.early.scopeBloom |= bloomBit(strTag(s))
 	}
 	b := l.x.b
 	n := min(l.c.Caps.RecordsPerAudit, 1<<12) // room for every record up to the cap, as a rule
@@ -70,8 +68,9 @@ func (l *lexReader) startEarly() {
 	b.slots, b.applies = b.slots[:0], b.applies[:0]
 }
 
-// evalEarly runs the record stage on record i as read (see above).
-func (l *lexReader) evalEarly(i int, rec *record) {
+// evalEarly runs the record stage on record i as read (see above); idTag and contentTag are its
+// id's and content key's strTable tags.
+func (l *lexReader) evalEarly(i int, rec *record, idTag, contentTag uint32) {
 	e, x := l.early, l.x
 	b := x.b
 	if i < cap(b.slots) && i < cap(b.applies) {
@@ -84,14 +83,14 @@ func (l *lexReader) evalEarly(i int, rec *record) {
 	if rec.facts.Scoped {
 		t := x.tupleInfo(rec.tid)
 		if !t.mknown {
-			if s := rec.facts.ScopeString; e.scopeBloom != 0 && e.scopeBloom&bloomBit(s) != 0 {
+			if s := rec.facts.ScopeString; e.scopeBloom != 0 && e.scopeBloom&bloomBit(strTag(s)) != 0 {
 				t.inGlobal, t.inPrivate = m.globalScopes[s], m.privateScopes[s]
 			}
 			t.mknown = true
 		}
 		rec.facts.InGlobalScopes, rec.facts.InPrivateScopes = t.inGlobal, t.inPrivate
 	}
-	if e.contentBloom != 0 && e.contentBloom&bloomBit(rec.content) != 0 {
+	if e.contentBloom != 0 && e.contentBloom&bloomBit(contentTag) != 0 {
 		for int(rec.cid) >= len(e.byContent) {
 			e.byContent = append(e.byContent, 0)
 		}
@@ -103,7 +102,7 @@ func (l *lexReader) evalEarly(i int, rec *record) {
 		}
 		rec.facts.InGlobalContentKeys = e.byContent[rec.cid] == 2
 	}
-	if e.claimBloom != 0 && e.claimBloom&bloomBit(rec.id) != 0 {
+	if e.claimBloom != 0 && e.claimBloom&bloomBit(idTag) != 0 {
 		rec.facts.InGlobalClaimIDs = m.globalClaimIDs[rec.id]
 	}
 	act := e.act
