@@ -225,7 +225,7 @@ func prepare(ps *rules.ProgramSet, body []byte, opts Options, whole bool) (*stat
 	var caller callerMember
 	var top jsontree.Value
 	if !opts.treeOnly {
-		x, caller = lexExport(ps, body, b, inPlace, opts.Observer == nil && opts.explain == nil)
+		x, caller = lexExport(ps, body, b, inPlace)
 	}
 	if x == nil {
 		// The tree path: any body the read-once path did not read, every refusal among them.
@@ -244,10 +244,7 @@ func prepare(ps *rules.ProgramSet, body []byte, opts Options, whole bool) (*stat
 	if inPlace {
 		x.rehome()
 	}
-	st := &state{opts: opts, ps: ps, x: x, act: x.early, caller: *top.Get("caller"), lexCaller: caller}
-	if st.act == nil {
-		st.act = ps.NewRecordActivation(x.scope)
-	}
+	st := &state{opts: opts, ps: ps, x: x, act: ps.NewRecordActivation(x.scope), caller: *top.Get("caller"), lexCaller: caller}
 	st.act.Obs = opts.Observer
 	if err := st.records(); err != nil {
 		st.release()

@@ -33,45 +33,33 @@ type export struct {
 	byContent []bool
 	// idsOwned: the record ids are the export's own already, not the body's (lexExport's ownIDs).
 	idsOwned bool
-	// early is the activation the read-once path ran the record stage with, when its results
-	// stand (read_lex_stage.go); nil otherwise.
-	early *rules.RecordActivation
 }
 
-// record is one submitted record. Its fields are in this order for the cache: what the walk over
-// the records after the read (state.records) reads of each (the numbers, the flags, and the facts'
-// own flags, which rules.Record puts first) is in its first 40 bytes, one cache line, and a record
-// is 384 bytes, six lines, so that an array of them allocated on a line boundary keeps that span
-// in one line.
+// record is one submitted record.
 type record struct {
+	id      string
+	content string // the content key, exactly as submitted
+	// raw is the record's tree when the tree path read it (nil on the read-once path, read_lex.go);
+	// tmplText and baseText are then its template_id and base_template_id as written
+	// (templateIdentity reads one or the other).
+	raw                *jsontree.Value
+	tmplText, baseText string
+	facts              rules.Record
+	// tuple identifies the scope; "" when unscoped.
+	tuple string
 	// kid numbers the set of declared keys carrying a counting value (N5, R-36): equal sets,
 	// equal kid (-1 for Letta, whose scope is no key).
 	kid int32
 	// cid numbers the content key (equal content, equal cid); tid and sid number the tuple and
 	// the scope string among the export's interned strings.
 	cid, tid, sid int32
+	// set is the Letta scope set, sorted.
+	set []string
 
 	live, eligible, template, contested   bool
 	m1, m3, anchor, malformed, nonSharing bool
 	covered, contradiction                bool
 	hasPointer                            bool
-	// early: the read ran the record stage on this record (read_lex_stage.go); splitState is
-	// what it decided of the split_state predicate.
-	early, splitState bool
-
-	facts rules.Record
-
-	id      string
-	content string // the content key, exactly as submitted
-	// tuple identifies the scope; "" when unscoped.
-	tuple string
-	// raw is the record's tree when the tree path read it (nil on the read-once path, read_lex.go);
-	// tmplText and baseText are then its template_id and base_template_id as written
-	// (templateIdentity reads one or the other).
-	raw                *jsontree.Value
-	tmplText, baseText string
-	// set is the Letta scope set, sorted.
-	set []string
 }
 
 type manifest struct {
@@ -190,7 +178,9 @@ func (x *export) manifestFacts() {
 			x.byContent[cid] = true
 		}
 	}
-	// A record's facts start absent (absentRecord): only the ids listed need a write.
+	for i := range x.records {
+		x.records[i].facts.InGlobalClaimIDs = false
+	}
 	for id := range m.globalClaimIDs {
 		if j, ok := x.byID.get(id); ok {
 			x.records[j].facts.InGlobalClaimIDs = true
@@ -299,9 +289,6 @@ type tupleFacts struct {
 	known    bool
 	scope    string
 	sid, kid int32
-	// The manifest's global_scopes and private_scopes bits of the tuple's scope, once looked up
-	// (mknown) by the record stage in the read (evalEarly).
-	mknown, inGlobal, inPrivate bool
 }
 
 // tupleInfo is the facts slot of the interned tuple tid, grown on demand.

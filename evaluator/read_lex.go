@@ -68,8 +68,6 @@ type lexReader struct {
 	// batch: no text of them is kept in a record (members).
 	wholeBatch           bool
 	ownIDs               bool // copy each record id out of the body (lexExport)
-	earlyOK              bool // run the record stage in the read (read_lex_stage.go)
-	early                *earlyStage
 	slots                []scopeVal
 	standIns             map[string]string
 	freeText             *rules.FreeTextLimits
@@ -81,10 +79,9 @@ type lexReader struct {
 // lexExport reads body in one pass into an export model; nil when the body must go to the tree
 // path (a refusal, or a shape this path leaves to it). b's maps and scratch are then dirty, and
 // the caller resets them (buffers.resetRead). With ownIDs, each record id is copied out of the
-// body as it is read, while its bytes are at hand (what rehome would do in a walk of its own);
-// with early, the record stage runs on each record as it is read (read_lex_stage.go).
-func lexExport(ps *rules.ProgramSet, body []byte, b *buffers, ownIDs, early bool) (*export, callerMember) {
-	l := &lexReader{r: &b.lex, ps: ps, c: ps.Criteria(), ownIDs: ownIDs, earlyOK: early}
+// body as it is read, while its bytes are at hand (what rehome would do in a walk of its own).
+func lexExport(ps *rules.ProgramSet, body []byte, b *buffers, ownIDs bool) (*export, callerMember) {
+	l := &lexReader{r: &b.lex, ps: ps, c: ps.Criteria(), ownIDs: ownIDs}
 	defer l.r.Release()
 	l.x = &export{b: b, strs: &b.interned, interned: b.internedS[:0], byID: &b.byID, contents: &b.contents,
 		tuples: b.tuples[:0]}
@@ -101,7 +98,6 @@ func lexExport(ps *rules.ProgramSet, body []byte, b *buffers, ownIDs, early bool
 	}
 	x := l.x
 	x.idsOwned = l.ownIDs
-	l.earlyDone()
 	x.lexSupersedes(b.supers)
 	x.manifestFacts()
 	l.caller.read = true
@@ -401,7 +397,6 @@ func (l *lexReader) flag() bool {
 func (l *lexReader) records() bool {
 	r, x, b := l.r, l.x, l.x.b
 	l.recordsRead = true
-	l.startEarly()
 	recs := b.records[:0]
 	limit := l.c.Caps.RecordsPerAudit
 	r.Array()

@@ -91,21 +91,16 @@ func (l *lexReader) record(i int) bool {
 	if l.ownIDs {
 		id = x.keepString(id)
 	}
-	_, dup, idTag := x.byID.addTag(id, int32(i))
-	if dup {
+	if _, dup := x.byID.add(id, int32(i)); dup {
 		return false // record_id_duplicate
 	}
 	rec.id, rec.content = id, got.content.str
-	var contentTag uint32
-	rec.cid, _, contentTag = x.contents.addTag(rec.content, int32(x.contents.len()))
+	rec.cid, _ = x.contents.add(rec.content, int32(x.contents.len()))
 	l.supersedes(i, &got.supersedes)
 	if x.letta {
 		l.lettaScope(rec, &got.attached)
 	} else {
 		x.scopeFromKeys(rec, l.slots, l.global)
-	}
-	if l.early != nil {
-		l.evalEarly(i, rec, idTag, contentTag)
 	}
 	return true
 }

@@ -8,29 +8,34 @@ import (
 // every record. It also completes each record's facts from the manifest first (manifestOf), and
 // counts what the gates need of it after (resolveGates): one walk over the records, not three.
 func (st *state) records() error {
-	x := st.x
-	n := len(x.records)
-	if x.early != nil {
-		// The read ran the record stage and filled these (read_lex_stage.go).
-		st.slots, st.applies = x.b.slots[:n], x.b.applies[:n]
-	} else {
-		st.slots, st.applies = sized(x.b.slots, n)[:n], sized(x.b.applies, n)[:n]
-	}
+	ps, x, act := st.ps, st.x, st.act
+	st.slots = sized(x.b.slots, len(x.records))[:len(x.records)]
+	st.applies = sized(x.b.applies, len(x.records))[:len(x.records)]
 	// Distinct tuples, by their interned number: bit 0 seen, bit 1 seen live and not global.
 	seen := make([]uint8, len(x.interned))
 	st.scopes, st.liveScopes, st.checked = 0, 0, 0
 	for i := range x.records {
 		r := &x.records[i]
-		if x.early == nil || !r.early || r.facts.SupersedesTarget {
-			if err := st.evalRecord(i, r); err != nil {
+		x.manifestOf(r)
+		act.Record = &r.facts
+		m, err := ps.EvalRecordStage(act)
+		if err != nil {
+			return err
+		}
+		if st.opts.explain != nil {
+			if err := st.explainRecord(i); err != nil {
 				return err
 			}
 		}
-		m := st.applies[i]
+		r.live = act.Live
+		r.template, r.eligible, r.contested = act.Get(rules.Template), act.Get(rules.Eligible), act.Get(rules.Contested)
+		r.m1, r.m3, r.anchor = act.Get(rules.M1), act.Get(rules.M3), act.Get(rules.CycleAnchor)
+		r.malformed, r.nonSharing = act.Get(rules.MalformedMarker), act.Get(rules.NonSharing)
+		st.slots[i] = act.Values()
 		if r.live {
 			st.live++
 		}
-		if r.splitState {
+		if act.Get(rules.SplitState) {
 			x.cov.SplitState++
 		}
 		if r.contested {
@@ -47,6 +52,7 @@ func (st *state) records() error {
 		default:
 			st.sourcePassages++
 		}
+		st.applies[i] = m
 		if r.facts.Scoped {
 			if seen[r.tid]&1 == 0 {
 				seen[r.tid] |= 1
@@ -61,26 +67,6 @@ func (st *state) records() error {
 			st.checked++
 		}
 	}
-	return nil
-}
-
-// evalRecord runs the record stage on record i: its manifest facts first (manifestOf), then the
-// programs, keeping what they decide.
-func (st *state) evalRecord(i int, r *record) error {
-	ps, x, act := st.ps, st.x, st.act
-	x.manifestOf(r)
-	act.Record = &r.facts
-	m, err := ps.EvalRecordStage(act)
-	if err != nil {
-		return err
-	}
-	if st.opts.explain != nil {
-		if err := st.explainRecord(i); err != nil {
-			return err
-		}
-	}
-	r.setStage(act)
-	st.slots[i], st.applies[i] = act.Values(), m
 	return nil
 }
 

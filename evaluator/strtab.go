@@ -37,13 +37,6 @@ func (t *strTable) probe(s string) (int, uint32) {
 
 // add finds s, or adds it numbered v; it returns s's number and whether s was there already.
 func (t *strTable) add(s string, v int32) (int32, bool) {
-	n, there, _ := t.addTag(s, v)
-	return n, there
-}
-
-// addTag is add that also returns s's tag (strTag), for a caller that wants a hash of s without
-// hashing it again.
-func (t *strTable) addTag(s string, v int32) (int32, bool, uint32) {
 	if (t.n+1)*4 > len(t.slots)*3 {
 		t.grow()
 	}
@@ -54,16 +47,13 @@ func (t *strTable) addTag(s string, v int32) (int32, bool, uint32) {
 		if sl.tag == 0 {
 			*sl = strSlot{s: s, tag: tag, v: v}
 			t.n++
-			return v, false, tag
+			return v, false
 		}
 		if sl.tag == tag && sl.s == s {
-			return sl.v, true, tag
+			return sl.v, true
 		}
 	}
 }
-
-// strTag is the tag a strTable gives s: the high half of its seeded hash, with the low bit set.
-func strTag(s string) uint32 { return uint32(maphash.String(strSeed, s)>>32) | 1 }
 
 // get is s's number; false when s was never added.
 func (t *strTable) get(s string) (int32, bool) {
