@@ -14,9 +14,6 @@ import (
 // them each time. Nothing a result carries points into them (results hold strings only).
 type buffers struct {
 	slabs jsontree.Slabs // the value tree's arrays and objects
-	// body is the copy of a body that was not handed over, for an answer given within the call
-	// (prepare's whole); nothing the answer keeps points into it (export.rehome).
-	body []byte
 
 	records []record
 	facts   []rules.Value
@@ -67,8 +64,6 @@ func (b *buffers) release() {
 		return
 	}
 	b.slabs.Reset()
-	clear(b.body) // no export's bytes stay behind in an idle buffer
-	b.body = b.body[:0]
 	b.resetRead()
 	select {
 	case freeBuffers <- b:
@@ -76,8 +71,8 @@ func (b *buffers) release() {
 	}
 }
 
-// resetRead empties what reading an export fills, keeping the body's copy: the tree path starts
-// from it when the read-once path gave up.
+// resetRead empties what reading an export fills, before the tree path reads the body again
+// when the read-once path gave up.
 func (b *buffers) resetRead() {
 	clear(b.records)
 	clear(b.facts)

@@ -33,8 +33,9 @@ type Options struct {
 	// the body's bytes afterwards, not even after the call has returned, because the decoded
 	// export, Prepared.Caller and the strings of the report or pre-check result may point into
 	// them for as long as they live. A buffer the caller reuses (for the next request, a fuzz
-	// input) must not be passed this way; without OwnedBody the body is copied and the caller
-	// may reuse it as soon as the call returns.
+	// input) must not be passed this way; without OwnedBody the caller may reuse the body as
+	// soon as the call returns (PrepareWith copies it; Audit and Precheck read it where it lies
+	// during the call and keep nothing of it after, see prepare).
 	OwnedBody bool
 	// explain, when set, collects the explanation of `rules explain`.
 	explain *Explanation
@@ -193,25 +194,28 @@ type state struct {
 	members   []Member // the report's cluster members, one array cut per cluster
 
 	eligible, scopedEligible, templates, sourcePassages int
-	referrals                                           []string
-	b5NotRun, lineage                                   int
+	// scopes, liveScopes and checked are the gates' counts (records, resolveGates).
+	scopes, liveScopes, checked int
+	referrals                   []string
+	b5NotRun, lineage           int
 }
 
 // prepare decodes, validates and runs the record stage. whole is true when the caller answers
-// within this call (Audit, Precheck): a body that is not handed over is then copied into the
-// export's pooled buffer instead of a fresh one, and the strings the answer keeps are moved out of
-// it (rehome) before it goes back to the pool.
+// within this call (Audit, Precheck): a body that is not handed over is then read where it lies,
+// not copied, and the strings the answer keeps are moved out of it (rehome) before the call
+// returns, so that the caller may reuse it as soon as the call returns, as it may a copied one.
+// Copying it cost a pass over 256 KiB written and read again, and its clearing when given back.
 func prepare(ps *rules.ProgramSet, body []byte, opts Options, whole bool) (*state, *Refusal, error) {
 	if r := CheckBodySize(ps, len(body)); r != nil {
 		return nil, r, nil
 	}
 	b := getBuffers()
 	dopts := jsontree.Options{MaxDepth: ps.Criteria().Caps.JSONDepth, Owned: opts.OwnedBody}
-	pooled := whole && !opts.OwnedBody && opts.Observer == nil && opts.explain == nil
+	inPlace := whole && !opts.OwnedBody && opts.Observer == nil && opts.explain == nil
 	switch {
-	case pooled:
-		b.body = append(b.body[:0], body...)
-		body, dopts.Owned = b.body, true
+	case inPlace:
+		// Nothing changes the body during the call; nothing the answer keeps points into it.
+		dopts.Owned = true
 	case !opts.OwnedBody:
 		// The export's strings alias the body: one copy of it (what the tree decoder would make
 		// itself), for both paths.
@@ -221,7 +225,7 @@ func prepare(ps *rules.ProgramSet, body []byte, opts Options, whole bool) (*stat
 	var caller callerMember
 	var top jsontree.Value
 	if !opts.treeOnly {
-		x, caller = lexExport(ps, body, b)
+		x, caller = lexExport(ps, body, b, inPlace)
 	}
 	if x == nil {
 		// The tree path: any body the read-once path did not read, every refusal among them.
@@ -237,7 +241,7 @@ func prepare(ps *rules.ProgramSet, body []byte, opts Options, whole bool) (*stat
 		}
 		x = newExport(ps, &top, b)
 	}
-	if pooled {
+	if inPlace {
 		x.rehome()
 	}
 	st := &state{opts: opts, ps: ps, x: x, act: ps.NewRecordActivation(x.scope), caller: *top.Get("caller"), lexCaller: caller}

@@ -27,33 +27,44 @@ type export struct {
 	tuples    []tupleFacts // by interned tuple number (keyScope)
 	chunk     []byte       // where interned strings are cut from (intern)
 	keyVals   []scopeVal   // keyScope's scratch
+	// byScope and byContent are the manifest's lists by interned scope string (bit 1 global, bit
+	// 2 private) and by content key (manifestFacts, manifestOf).
+	byScope   []uint8
+	byContent []bool
+	// idsOwned: the record ids are the export's own already, not the body's (lexExport's ownIDs).
+	idsOwned bool
 }
 
-// record is one submitted record.
+// record is one submitted record. Its fields are in this order for the cache: what the walks over
+// the records after the read (state.records, marks) read of each besides its facts (the numbers,
+// the flags, and the facts' own flags, which rules.Record puts first) is in its first 40 bytes,
+// and a record is 384 bytes, six cache lines, where it was 400.
 type record struct {
-	id      string
-	content string // the content key, exactly as submitted
-	// raw is the record's tree when the tree path read it (nil on the read-once path, read_lex.go);
-	// tmplText and baseText are then its template_id and base_template_id as written
-	// (templateIdentity reads one or the other).
-	raw                *jsontree.Value
-	tmplText, baseText string
-	facts              rules.Record
-	// tuple identifies the scope; "" when unscoped.
-	tuple string
 	// kid numbers the set of declared keys carrying a counting value (N5, R-36): equal sets,
 	// equal kid (-1 for Letta, whose scope is no key).
 	kid int32
 	// cid numbers the content key (equal content, equal cid); tid and sid number the tuple and
 	// the scope string among the export's interned strings.
 	cid, tid, sid int32
-	// set is the Letta scope set, sorted.
-	set []string
 
 	live, eligible, template, contested   bool
 	m1, m3, anchor, malformed, nonSharing bool
 	covered, contradiction                bool
 	hasPointer                            bool
+
+	facts rules.Record
+
+	id      string
+	content string // the content key, exactly as submitted
+	// tuple identifies the scope; "" when unscoped.
+	tuple string
+	// raw is the record's tree when the tree path read it (nil on the read-once path, read_lex.go);
+	// tmplText and baseText are then its template_id and base_template_id as written
+	// (templateIdentity reads one or the other).
+	raw                *jsontree.Value
+	tmplText, baseText string
+	// set is the Letta scope set, sorted.
+	set []string
 }
 
 type manifest struct {
@@ -147,43 +158,48 @@ func (x *export) readRecords(c *rules.Criteria, recs []jsontree.Value, standIns 
 	}
 }
 
-// manifestFacts sets the facts of each record that the manifest's lists give. Each list entry is
-// looked up once among the export's interned scope strings, content keys or ids (the lists are
-// short, the records many), and each record then reads its scope's and its content key's bits
-// by number.
+// manifestFacts readies the facts of each record that the manifest's lists give. Each list entry
+// is looked up once among the export's interned scope strings, content keys or ids (the lists
+// are short, the records many); each record then reads its scope's and its content key's bits by
+// number (manifestOf) in the record stage's loop, which walks the records anyway, rather than in
+// a walk of its own.
 func (x *export) manifestFacts() {
 	m := &x.manifest
 	// per interned scope string: bit 1 global, bit 2 private
-	byScope := make([]uint8, len(x.interned))
+	x.byScope = make([]uint8, len(x.interned))
 	for s := range m.globalScopes {
 		if id, ok := x.strs.get(s); ok {
-			byScope[id] |= 2
+			x.byScope[id] |= 2
 		}
 	}
 	for s := range m.privateScopes {
 		if id, ok := x.strs.get(s); ok {
-			byScope[id] |= 4
+			x.byScope[id] |= 4
 		}
 	}
-	byContent := make([]bool, x.contents.len())
+	x.byContent = make([]bool, x.contents.len())
 	for k := range m.globalContentKeys {
 		if cid, ok := x.contents.get(k); ok {
-			byContent[cid] = true
+			x.byContent[cid] = true
 		}
 	}
 	for i := range x.records {
-		r := &x.records[i]
-		if r.facts.Scoped {
-			r.facts.InGlobalScopes, r.facts.InPrivateScopes = byScope[r.sid]&2 != 0, byScope[r.sid]&4 != 0
-		}
-		r.facts.InGlobalContentKeys = byContent[r.cid]
-		r.facts.InGlobalClaimIDs = false
+		x.records[i].facts.InGlobalClaimIDs = false
 	}
 	for id := range m.globalClaimIDs {
 		if j, ok := x.byID.get(id); ok {
 			x.records[j].facts.InGlobalClaimIDs = true
 		}
 	}
+}
+
+// manifestOf sets the facts of r that the manifest's scope and content-key lists give, from the
+// tables manifestFacts made.
+func (x *export) manifestOf(r *record) {
+	if r.facts.Scoped {
+		r.facts.InGlobalScopes, r.facts.InPrivateScopes = x.byScope[r.sid]&2 != 0, x.byScope[r.sid]&4 != 0
+	}
+	r.facts.InGlobalContentKeys = x.byContent[r.cid]
 }
 
 // keyScope resolves a record's scope over the declared keys, reading its
@@ -315,6 +331,11 @@ func (x *export) keep(b []byte) string {
 	at := len(x.chunk)
 	x.chunk = append(x.chunk, b...)
 	return unsafe.String(&x.chunk[at], len(b))
+}
+
+// keepString is keep for a string.
+func (x *export) keepString(s string) string {
+	return x.keep(unsafe.Slice(unsafe.StringData(s), len(s)))
 }
 
 // lettaScope resolves a Letta record's scope set from its tree; the set {global} is the

@@ -67,6 +67,7 @@ type lexReader struct {
 	// wholeBatch marks the whole-store check's batch read, whose bytes are reused batch after
 	// batch: no text of them is kept in a record (members).
 	wholeBatch           bool
+	ownIDs               bool // copy each record id out of the body (lexExport)
 	slots                []scopeVal
 	standIns             map[string]string
 	freeText             *rules.FreeTextLimits
@@ -77,9 +78,10 @@ type lexReader struct {
 
 // lexExport reads body in one pass into an export model; nil when the body must go to the tree
 // path (a refusal, or a shape this path leaves to it). b's maps and scratch are then dirty, and
-// the caller resets them (buffers.resetRead).
-func lexExport(ps *rules.ProgramSet, body []byte, b *buffers) (*export, callerMember) {
-	l := &lexReader{r: &b.lex, ps: ps, c: ps.Criteria()}
+// the caller resets them (buffers.resetRead). With ownIDs, each record id is copied out of the
+// body as it is read, while its bytes are at hand (what rehome would do in a walk of its own).
+func lexExport(ps *rules.ProgramSet, body []byte, b *buffers, ownIDs bool) (*export, callerMember) {
+	l := &lexReader{r: &b.lex, ps: ps, c: ps.Criteria(), ownIDs: ownIDs}
 	defer l.r.Release()
 	l.x = &export{b: b, strs: &b.interned, interned: b.internedS[:0], byID: &b.byID, contents: &b.contents,
 		tuples: b.tuples[:0]}
@@ -95,6 +97,7 @@ func lexExport(ps *rules.ProgramSet, body []byte, b *buffers) (*export, callerMe
 		return nil, callerMember{}
 	}
 	x := l.x
+	x.idsOwned = l.ownIDs
 	x.lexSupersedes(b.supers)
 	x.manifestFacts()
 	l.caller.read = true

@@ -17,6 +17,6 @@ func TreeOnly(opts Options) Options {
 func LexReads(ps *rules.ProgramSet, body []byte) bool {
 	b := getBuffers()
 	defer b.release()
-	x, _ := lexExport(ps, bytes.Clone(body), b)
+	x, _ := lexExport(ps, bytes.Clone(body), b, false)
 	return x != nil
 }

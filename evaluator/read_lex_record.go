@@ -87,10 +87,14 @@ func (l *lexReader) record(i int) bool {
 	if !l.members(rec, l.slots, &got) {
 		return false
 	}
-	if _, dup := x.byID.add(got.id.str, int32(i)); dup {
+	id := got.id.str
+	if l.ownIDs {
+		id = x.keepString(id)
+	}
+	if _, dup := x.byID.add(id, int32(i)); dup {
 		return false // record_id_duplicate
 	}
-	rec.id, rec.content = got.id.str, got.content.str
+	rec.id, rec.content = id, got.content.str
 	rec.cid, _ = x.contents.add(rec.content, int32(x.contents.len()))
 	l.supersedes(i, &got.supersedes)
 	if x.letta {

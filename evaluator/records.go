@@ -5,13 +5,18 @@ import (
 )
 
 // records runs the liveness conditions, the record predicates and the conflict applicability of
-// every record.
+// every record. It also completes each record's facts from the manifest first (manifestOf), and
+// counts what the gates need of it after (resolveGates): one walk over the records, not three.
 func (st *state) records() error {
 	ps, x, act := st.ps, st.x, st.act
 	st.slots = sized(x.b.slots, len(x.records))[:len(x.records)]
 	st.applies = sized(x.b.applies, len(x.records))[:len(x.records)]
+	// Distinct tuples, by their interned number: bit 0 seen, bit 1 seen live and not global.
+	seen := make([]uint8, len(x.interned))
+	st.scopes, st.liveScopes, st.checked = 0, 0, 0
 	for i := range x.records {
 		r := &x.records[i]
+		x.manifestOf(r)
 		act.Record = &r.facts
 		m, err := ps.EvalRecordStage(act)
 		if err != nil {
@@ -48,31 +53,26 @@ func (st *state) records() error {
 			st.sourcePassages++
 		}
 		st.applies[i] = m
+		if r.facts.Scoped {
+			if seen[r.tid]&1 == 0 {
+				seen[r.tid] |= 1
+				st.scopes++
+			}
+			if r.live && !r.facts.Global && seen[r.tid]&2 == 0 {
+				seen[r.tid] |= 2
+				st.liveScopes++
+			}
+		}
+		if m != 0 {
+			st.checked++
+		}
 	}
 	return nil
 }
 
+// resolveGates runs the assessability gates on the counts records made.
 func (st *state) resolveGates() error {
 	x := st.x
-	// Distinct tuples, by their interned number: bit 0 seen, bit 1 seen live and not global.
-	seen := make([]uint8, len(x.interned))
-	scopes, liveScopes, checked := 0, 0, 0
-	for i := range x.records {
-		r := &x.records[i]
-		if r.facts.Scoped {
-			if seen[r.tid]&1 == 0 {
-				seen[r.tid] |= 1
-				scopes++
-			}
-			if r.live && !r.facts.Global && seen[r.tid]&2 == 0 {
-				seen[r.tid] |= 2
-				liveScopes++
-			}
-		}
-		if st.applies[i] != 0 {
-			checked++
-		}
-	}
 	keys := x.keys
 	if x.letta {
 		keys = []string{"attached_to"}
@@ -80,9 +80,9 @@ func (st *state) resolveGates() error {
 	st.sub = rules.Submission{
 		ScopeKeys: append([]string{}, keys...), ScopeKeysSource: x.keySource,
 		Records: int64(len(x.records)), Live: int64(st.live), Eligible: int64(st.eligible),
-		DistinctScopes: int64(scopes), LiveNonGlobalScopes: int64(liveScopes), ScopeFiltered: x.manifest.scopeFiltered,
+		DistinctScopes: int64(st.scopes), LiveNonGlobalScopes: int64(st.liveScopes), ScopeFiltered: x.manifest.scopeFiltered,
 		MultiScope: x.manifest.multiScope, ManifestPresent: x.manifest.present,
-		ConflictCheckedRecords: int64(checked),
+		ConflictCheckedRecords: int64(st.checked),
 	}
 	act := &rules.SubmissionActivation{Scope: x.scope, Submission: &st.sub, Obs: st.opts.Observer}
 	var err error
