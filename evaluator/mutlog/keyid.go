@@ -199,27 +199,13 @@ func lowerASCII(b []byte) bool {
 	changed := false
 	i := 0
 	for ; i+8 <= len(b); i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
-		low := w & lowBits
-		caps := (low + byteOnes*(0x80-'A')) &^ (low + byteOnes*(0x80-'Z'-1)) &^ w & highBits
-		if caps != 0 {
-			binary.LittleEndian.PutUint64(b[i:], w|caps>>2)
-			changed = true
-		}
+		changed = lowerWord(b[i:]) || changed
 	}
 	if i < len(b) && len(b) >= 8 {
 		// The last eight bytes as one word: those it shares with the word before are lowered
 		// already, so only the tail's capitals are marked (a byte loop cost a max-size log's
 		// keys as much as the words did).
-		i = len(b) - 8
-		w := binary.LittleEndian.Uint64(b[i:])
-		low := w & lowBits
-		caps := (low + byteOnes*(0x80-'A')) &^ (low + byteOnes*(0x80-'Z'-1)) &^ w & highBits
-		if caps != 0 {
-			binary.LittleEndian.PutUint64(b[i:], w|caps>>2)
-			changed = true
-		}
-		return changed
+		return lowerWord(b[len(b)-8:]) || changed
 	}
 	for ; i < len(b); i++ {
 		if ch := b[i]; 'A' <= ch && ch <= 'Z' {
@@ -228,6 +214,19 @@ func lowerASCII(b []byte) bool {
 		}
 	}
 	return changed
+}
+
+// lowerWord lowers the ASCII capitals among b's first eight bytes at once and says whether there
+// were any.
+func lowerWord(b []byte) bool {
+	w := binary.LittleEndian.Uint64(b)
+	low := w & lowBits
+	caps := (low + byteOnes*(0x80-'A')) &^ (low + byteOnes*(0x80-'Z'-1)) &^ w & highBits
+	if caps == 0 {
+		return false
+	}
+	binary.LittleEndian.PutUint64(b, w|caps>>2)
+	return true
 }
 
 // newSlot numbers the slot whose identity is b and records its canonical scope.
