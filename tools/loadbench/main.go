@@ -60,7 +60,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("loadbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.bin, "bin", "", "the scope-hygiene binary (default: build ./tools/scope-hygiene into a temporary directory)")
-	fs.StringVar(&o.stores, "stores", "sqlite,sqlite-tmpfs,postgres", "stores to run: sqlite (on disk, synchronous=FULL), sqlite-tmpfs (no durable write), postgres")
+	fs.StringVar(&o.stores, "stores", "sqlite,sqlite-tmpfs,postgres", "stores to run: sqlite (on disk, synchronous=FULL), sqlite-tmpfs (no durable write), postgres; none: only the in-process engine and the floor under the c = 32 target")
 	fs.StringVar(&o.pgDSN, "pg", os.Getenv("SCOPE_HYGIENE_PG_DSN"), "PostgreSQL DSN (env SCOPE_HYGIENE_PG_DSN); a schema of its own is created and dropped")
 	fs.DurationVar(&o.duration, "d", 5*time.Second, "time per route and concurrency level")
 	fs.IntVar(&o.memLimit, "memory-limit-mb", 0, "the server's -memory-limit-mb, its soft memory limit in MiB (0: none, as shipped)")
@@ -92,7 +92,8 @@ func bench(o options, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	if o.bin == "" {
+	floorOnly := strings.TrimSpace(o.stores) == "none"
+	if o.bin == "" && !floorOnly {
 		o.bin = filepath.Join(dir, "scope-hygiene")
 		fmt.Fprintln(stderr, "building ./tools/scope-hygiene")
 		args := []string{"build", "-o", o.bin}
@@ -125,6 +126,9 @@ func bench(o options, stdout, stderr io.Writer) error {
 
 	var all []result
 	mems := map[string]memory{}
+	if floorOnly {
+		return nil
+	}
 	for _, st := range strings.Split(o.stores, ",") {
 		st = strings.TrimSpace(st)
 		spec, cleanup, err := storeSpec(st, dir, o.pgDSN)
