@@ -92,32 +92,25 @@ func (a *ClusterActivation) memoBool(p *Program) (bool, error) {
 	if a.Obs != nil || !p.memoOK {
 		return p.Bool(a)
 	}
+	eval := func() (bool, error) { return p.Bool(a) }
 	if p.order.ok {
-		k := clusterElemCode{num: int32(p.num), b5: a.B5, c: p.order.code(a.Cluster)}
-		if v, ok := a.elemCode[k]; ok {
-			return v, nil
-		}
-		v, err := p.Bool(a)
-		if err != nil {
-			return v, err
-		}
-		if a.elemCode == nil {
-			a.elemCode = map[clusterElemCode]bool{}
-		}
-		a.elemCode[k] = v
+		return remember(&a.elemCode, clusterElemCode{num: int32(p.num), b5: a.B5, c: p.order.code(a.Cluster)}, eval)
+	}
+	return remember(&a.elem, clusterElemKey{num: p.num, b5: a.B5, c: *a.Cluster}, eval)
+}
+
+// remember answers from *m by key, or runs eval and keeps its answer when it has no error; the map
+// is made with the first answer kept.
+func remember[K comparable, V any](m *map[K]V, key K, eval func() (V, error)) (V, error) {
+	if v, ok := (*m)[key]; ok {
 		return v, nil
 	}
-	k := clusterElemKey{num: p.num, b5: a.B5, c: *a.Cluster}
-	if v, ok := a.elem[k]; ok {
-		return v, nil
+	v, err := eval()
+	if err == nil {
+		if *m == nil {
+			*m = make(map[K]V)
+		}
+		(*m)[key] = v
 	}
-	v, err := p.Bool(a)
-	if err != nil {
-		return v, err
-	}
-	if a.elem == nil {
-		a.elem = map[clusterElemKey]bool{}
-	}
-	a.elem[k] = v
-	return v, nil
+	return v, err
 }

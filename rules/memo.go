@@ -173,7 +173,8 @@ func (p *projection) wordKey(a *RecordActivation) (w uint64, ok bool) {
 	return w, true
 }
 
-// kindCode is the three bits a kind name is keyed by in a word, or 0 for any other string.
+// kindCode numbers the seven names of Value.Kind from 1 (the three bits a kind is keyed by in a
+// word, the low bits of its kindByte), or 0 for any other string.
 func kindCode(s string) uint64 {
 	switch len(s) {
 	case 4:
@@ -541,30 +542,11 @@ func (m *memo) store(key memoKey, vals []bool) {
 // kindByte is the one byte a kind name is keyed by (never 'L', which opens a verbatim string),
 // or 0 for any other string.
 func kindByte(s string) byte {
-	switch s {
-	case "absent":
-		return 0xB1
-	case "null":
-		return 0xB2
-	case "string":
-		return 0xB3
-	case "bool":
-		return 0xB4
-	case "number":
-		return 0xB5
-	case "array":
-		return 0xB6
-	case "object":
-		return 0xB7
+	if c := kindCode(s); c != 0 {
+		return 0xB0 | byte(c)
 	}
 	return 0
 }
 
 // isKindName reports whether s is one of the names of Value.Kind.
-func isKindName(s string) bool {
-	switch s {
-	case "absent", "null", "string", "bool", "number", "array", "object":
-		return true
-	}
-	return false
-}
+func isKindName(s string) bool { return kindCode(s) != 0 }

@@ -513,32 +513,16 @@ func (ps *ProgramSet) EvalCluster(a *ClusterActivation) (ClusterDecision, error)
 	if a.Obs != nil {
 		return ps.evalCluster(a)
 	}
+	eval := func() (ClusterDecision, error) { return ps.evalCluster(a) }
+	var d ClusterDecision
+	var err error
 	if ps.fast.clusterKey.ok {
-		key := ps.fast.clusterKey.code(a.Cluster)
-		if d, ok := a.memoCode[key]; ok {
-			a.B5 = d.B5Runs
-			return d, nil
-		}
-		d, err := ps.evalCluster(a)
-		if err == nil {
-			if a.memoCode == nil {
-				a.memoCode = map[clusterCode]ClusterDecision{}
-			}
-			a.memoCode[key] = d
-		}
-		return d, err
+		d, err = remember(&a.memoCode, ps.fast.clusterKey.code(a.Cluster), eval)
+	} else {
+		d, err = remember(&a.memo, *a.Cluster, eval)
 	}
-	key := *a.Cluster
-	if d, ok := a.memo[key]; ok {
-		a.B5 = d.B5Runs
-		return d, nil
-	}
-	d, err := ps.evalCluster(a)
 	if err == nil {
-		if a.memo == nil {
-			a.memo = map[Cluster]ClusterDecision{}
-		}
-		a.memo[key] = d
+		a.B5 = d.B5Runs // as evalCluster set it, for a remembered decision too
 	}
 	return d, err
 }
