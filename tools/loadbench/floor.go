@@ -49,15 +49,15 @@ func (f floor) ceiling(cores int) float64 {
 // measureFloor runs the engine, the signing of its reports and their loopback transfer in turn,
 // in slices of floorSlice, for about d in all, and returns each one's CPU per audit.
 func measureFloor(bodies [][]byte, dir string, d time.Duration) (floor, error) {
-	reports, docs, err := signedReports(bodies)
-	if err != nil {
-		return floor{}, err
-	}
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		return floor{}, err
 	}
 	signer := sign.NewSigner(priv)
+	reports, docs, err := signedReports(bodies, signer)
+	if err != nil {
+		return floor{}, err
+	}
 	link, err := newLoopback()
 	if err != nil {
 		return floor{}, err
@@ -150,16 +150,11 @@ func ledgerRows(db store.Store, d time.Duration) (int, error) {
 }
 
 // signedReports audits each body and signs its report once, for the transfer's sizes.
-func signedReports(bodies [][]byte) ([]*evaluator.Report, [][]byte, error) {
+func signedReports(bodies [][]byte, signer *sign.Signer) ([]*evaluator.Report, [][]byte, error) {
 	psOnce.Do(loadProgramSet)
 	if psErr != nil {
 		return nil, nil, psErr
 	}
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		return nil, nil, err
-	}
-	signer := sign.NewSigner(priv)
 	var reports []*evaluator.Report
 	var docs [][]byte
 	for _, b := range bodies {
